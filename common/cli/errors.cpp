@@ -1,0 +1,64 @@
+#include "common/cli/errors.h"
+
+#include <ostream>
+
+namespace ichor::cli {
+
+int exit_code(ErrorKind kind) {
+    switch (kind) {
+    case ErrorKind::Findings:
+        return 1;
+    case ErrorKind::Usage:
+        return 2;
+    case ErrorKind::Config:
+        return 3;
+    case ErrorKind::Unreachable:
+        return 4;
+    case ErrorKind::Partial:
+        return 5;
+    case ErrorKind::Internal:
+        return 70;
+    }
+    return 70;
+}
+
+std::string_view exit_status_help() {
+    return "Exit status:\n"
+           "  0   done; nothing blocks\n"
+           "  1   findings that stop the flow: a refusal, blocking drift, a failed trust check\n"
+           "      (nothing was written)\n"
+           "  2   usage error\n"
+           "  3   configuration or credentials error (talosconfig, kubeconfig, bundle)\n"
+           "  4   cannot reach the cluster API or a node at all\n"
+           "  5   partial: some machines done, some refused or failed (each named in results)\n"
+           "  70  internal error (a bug)\n";
+}
+
+namespace {
+void prefix(Streams& s, std::string_view verb, std::string_view word, std::string_view ansi) {
+    s.err << "kubectl ichor " << verb << ": ";
+    if (s.color) {
+        s.err << ansi << word << "\033[0m";
+    } else {
+        s.err << word;
+    }
+    s.err << ": ";
+}
+} // namespace
+
+void report_error(Streams& s, std::string_view verb, const Error& e) {
+    prefix(s, verb, "error", "\033[31m");
+    s.err << e.message << '\n';
+    if (!e.hint.empty()) {
+        s.err << "hint: " << e.hint << '\n';
+    }
+    s.err.flush();
+}
+
+void report_warning(Streams& s, std::string_view verb, std::string_view message) {
+    prefix(s, verb, "warning", "\033[33m");
+    s.err << message << '\n';
+    s.err.flush();
+}
+
+} // namespace ichor::cli

@@ -1,0 +1,22 @@
+// The error funnel: one mapping from error kinds to exit codes, one way to print an error.
+#pragma once
+
+#include "common/cli/streams.h"
+#include "common/util/result.h"
+
+#include <string_view>
+
+namespace ichor::cli {
+
+// The exit-status table of ARCHITECTURE.md.
+int exit_code(ErrorKind kind);
+
+// The table as printed at the end of every --help.
+std::string_view exit_status_help();
+
+// Prints "kubectl ichor VERB: error: MESSAGE" and, when there is one, "hint: HINT" to err.
+void report_error(Streams& s, std::string_view verb, const Error& e);
+// Prints "kubectl ichor VERB: warning: MESSAGE" to err.
+void report_warning(Streams& s, std::string_view verb, std::string_view message);
+
+} // namespace ichor::cli

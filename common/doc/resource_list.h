@@ -1,0 +1,44 @@
+// The stream between the tools: a KRM-style ResourceList (config.kubernetes.io/v1) with items and
+// results. A tool appends results and never drops what came before; items it does not own pass
+// through untouched.
+#pragma once
+
+#include "common/doc/value.h"
+
+#include <string>
+#include <string_view>
+
+namespace ichor::doc {
+
+inline constexpr std::string_view k_adopt_api = "adopt.ichor.maesh.dev/v1alpha1";
+inline constexpr std::string_view k_ichor_api = "ichor.maesh.dev/v1alpha1";
+inline constexpr std::string_view k_tag_class = "ichor.maesh.dev/class";
+inline constexpr std::string_view k_tag_code = "ichor.maesh.dev/code";
+inline constexpr std::string_view k_tag_node = "ichor.maesh.dev/node";
+
+enum class Severity { Error, Warning, Info };
+
+struct ResourceList {
+    Value items = Value::array();
+    Value results = Value::array();
+
+    // Appends a result. `code` goes to tags; `ref` (optional) is the item it is about.
+    void add_result(Severity severity, std::string message, std::string code,
+                    const Value* ref = nullptr, Value extra_tags = Value::object());
+    // True when any result has severity error.
+    [[nodiscard]] bool has_errors() const;
+    // The envelope as one document.
+    [[nodiscard]] Value to_value() const;
+};
+
+// Reads a ResourceList, a v1 List, or a stream of documents (each an item). An empty input is an
+// empty list. Anything else (a scalar document, an item without apiVersion/kind) is a Usage error
+// naming the source.
+Result<ResourceList> read_resource_list(std::string_view text, std::string_view source);
+
+// A resourceRef for an item: {apiVersion, kind, name, namespace?}.
+Value ref_of(const Value& item);
+
+std::string_view severity_name(Severity s);
+
+} // namespace ichor::doc

@@ -1,0 +1,200 @@
+#include "common/util/strings.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace ichor::util {
+
+std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (true) {
+        size_t pos = s.find(sep, start);
+        if (pos == std::string_view::npos) {
+            out.emplace_back(s.substr(start));
+            return out;
+        }
+        out.emplace_back(s.substr(start, pos - start));
+        start = pos + 1;
+    }
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+    std::string out;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        if (i != 0) {
+            out += sep;
+        }
+        out += parts[i];
+    }
+    return out;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
+std::string to_lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+namespace {
+constexpr std::string_view k_b64 =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string base64_encode(std::string_view data) {
+    std::string out;
+    out.reserve((data.size() + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 2 < data.size(); i += 3) {
+        unsigned v = (static_cast<unsigned char>(data[i]) << 16) |
+                     (static_cast<unsigned char>(data[i + 1]) << 8) |
+                     static_cast<unsigned char>(data[i + 2]);
+        out += k_b64[(v >> 18) & 63];
+        out += k_b64[(v >> 12) & 63];
+        out += k_b64[(v >> 6) & 63];
+        out += k_b64[v & 63];
+    }
+    if (i < data.size()) {
+        unsigned v = static_cast<unsigned char>(data[i]) << 16;
+        if (i + 1 < data.size()) {
+            v |= static_cast<unsigned char>(data[i + 1]) << 8;
+        }
+        out += k_b64[(v >> 18) & 63];
+        out += k_b64[(v >> 12) & 63];
+        out += i + 1 < data.size() ? k_b64[(v >> 6) & 63] : '=';
+        out += '=';
+    }
+    return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    std::array<int, 256> table{};
+    table.fill(-1);
+    for (size_t i = 0; i < k_b64.size(); ++i) {
+        table[static_cast<unsigned char>(k_b64[i])] = static_cast<int>(i);
+    }
+    std::string out;
+    unsigned acc = 0;
+    int bits = 0;
+    int pad = 0;
+    for (char c : text) {
+        if (std::isspace(static_cast<unsigned char>(c))) {
+            continue;
+        }
+        if (c == '=') {
+            ++pad;
+            continue;
+        }
+        if (pad > 0) {
+            return std::nullopt; // data after padding
+        }
+        int v = table[static_cast<unsigned char>(c)];
+        if (v < 0) {
+            return std::nullopt;
+        }
+        acc = (acc << 6) | static_cast<unsigned>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((acc >> bits) & 0xff);
+        }
+    }
+    if (pad > 2 || bits >= 6) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+std::string hex(std::string_view bytes) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out += k_digits[c >> 4];
+        out += k_digits[c & 15];
+    }
+    return out;
+}
+
+std::string sha256_digest(std::string_view data) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+    return "sha256:" + hex(std::string_view(reinterpret_cast<const char*>(md), len));
+}
+
+std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
+    if (text.empty()) {
+        return std::nullopt;
+    }
+    double total = 0;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t start = i;
+        while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+            ++i;
+        }
+        if (start == i) {
+            return std::nullopt;
+        }
+        double n = std::stod(std::string(text.substr(start, i - start)));
+        size_t ustart = i;
+        while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) {
+            ++i;
+        }
+        std::string_view unit = text.substr(ustart, i - ustart);
+        if (unit == "ms") {
+            total += n;
+        } else if (unit == "s") {
+            total += n * 1000;
+        } else if (unit == "m") {
+            total += n * 60000;
+        } else if (unit == "h") {
+            total += n * 3600000;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return static_cast<std::int64_t>(total);
+}
+
+std::string format_duration_ms(std::int64_t ms) {
+    if (ms < 1000) {
+        return std::to_string(ms) + "ms";
+    }
+    std::int64_t s = ms / 1000;
+    std::string out;
+    if (s >= 3600) {
+        out += std::to_string(s / 3600) + "h";
+        s %= 3600;
+    }
+    if (s >= 60 || !out.empty()) {
+        if (s / 60 != 0 || !out.empty()) {
+            out += std::to_string(s / 60) + "m";
+        }
+        s %= 60;
+    }
+    if (s != 0 || out.empty()) {
+        out += std::to_string(s) + "s";
+    }
+    return out;
+}
+
+} // namespace ichor::util
