@@ -1,0 +1,254 @@
+#include "common/machineconfig/machineconfig.h"
+
+#include "common/util/strings.h"
+
+#include <array>
+
+namespace ichor::machineconfig {
+
+using doc::Value;
+
+const Value* Config::v1alpha1() const {
+    for (const auto& d : documents) {
+        if (d.is_object() && d.contains("version") && d["version"] == "v1alpha1" &&
+            !d.contains("kind")) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+
+const Value* Config::typed(std::string_view kind, std::string_view name) const {
+    for (const auto& d : documents) {
+        if (d.is_object() && d.value("kind", "") == kind &&
+            (name.empty() || d.value("name", "") == name)) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+
+Result<Config> parse(std::string_view text, std::string_view source) {
+    auto docs = doc::parse_documents(text, source);
+    if (!docs) {
+        return docs.error();
+    }
+    Config c;
+    for (auto& d : *docs) {
+        if (!d.is_object()) {
+            return make_error(ErrorKind::Usage,
+                              std::string(source) + ": a configuration document is not a mapping",
+                              "", "MalformedConfig");
+        }
+        c.documents.push_back(std::move(d));
+    }
+    if (c.documents.empty()) {
+        return make_error(ErrorKind::Usage, std::string(source) + ": the configuration is empty",
+                          "", "MalformedConfig");
+    }
+    return c;
+}
+
+bool is_secret_key(std::string_view key) {
+    static constexpr std::array<std::string_view, 14> k_keys = {
+        "key",          "token",          "secret",        "password",
+        "privateKey",   "passphrase",     "identityToken", "auth",
+        "clusterSecret", "bootstrapToken", "secretboxEncryptionSecret",
+        "aescbcEncryptionSecret", "privateKeyData", "presharedKey",
+    };
+    for (auto k : k_keys) {
+        if (key == k) {
+            return true;
+        }
+    }
+    return false;
+}
+
+namespace {
+
+bool is_digest(const Value& v) {
+    return v.is_string() && v.get_ref<const std::string&>().starts_with("sha256:") &&
+           v.get_ref<const std::string&>().size() == 7 + 64;
+}
+
+Value digest_value(const Value& v) {
+    if (v.is_null() || is_digest(v)) {
+        return v;
+    }
+    if (v.is_string()) {
+        const auto& s = v.get_ref<const std::string&>();
+        if (s.empty()) {
+            return v;
+        }
+        return util::sha256_digest(s);
+    }
+    return util::sha256_digest(v.dump());
+}
+
+void digest_in_place(Value& v, bool whole_is_secret) {
+    if (whole_is_secret) {
+        v = digest_value(v);
+        return;
+    }
+    if (v.is_object()) {
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            digest_in_place(it.value(), is_secret_key(it.key()));
+        }
+    } else if (v.is_array()) {
+        for (auto& item : v) {
+            digest_in_place(item, false);
+        }
+    }
+}
+
+} // namespace
+
+Value digest_secrets(const Value& document) {
+    Value out = document;
+    // KubeEtcdEncryptionConfig carries the encryption secret inside a free-form configuration.
+    if (out.is_object() && out.value("kind", "") == "KubeEtcdEncryptionConfig" &&
+        out.contains("config")) {
+        out["config"] = digest_value(out["config"]);
+    }
+    digest_in_place(out, false);
+    return out;
+}
+
+std::vector<Value> digest_secrets(const std::vector<Value>& documents) {
+    std::vector<Value> out;
+    out.reserve(documents.size());
+    for (const auto& d : documents) {
+        out.push_back(digest_secrets(d));
+    }
+    return out;
+}
+
+std::string pem_from_field(std::string_view field) {
+    std::string_view t = util::trim(field);
+    if (t.starts_with("-----BEGIN")) {
+        return std::string(t) + "\n";
+    }
+    auto decoded = util::base64_decode(t);
+    return decoded ? *decoded : std::string();
+}
+
+namespace {
+
+std::string str_at(const Value* v, std::string_view path) {
+    return v == nullptr ? std::string() : doc::get_string(*v, path);
+}
+
+void read_install(const Config& c, const Value* legacy, Install& install) {
+    if (legacy != nullptr) {
+        if (const Value* inst = doc::find_path(*legacy, "machine.install"); inst && inst->is_object()) {
+            install.disk = inst->value("disk", "");
+            install.image = inst->value("image", "");
+            install.wipe = inst->value("wipe", false);
+            if (inst->contains("diskSelector")) {
+                install.disk_selector = (*inst)["diskSelector"].dump();
+            }
+        }
+    }
+    if (const Value* u = c.typed("UnattendedInstallConfig"); u != nullptr) {
+        std::string image = str_at(u, "installer.image");
+        if (!image.empty()) {
+            install.image = image;
+        }
+        if (const Value* w = doc::find_path(*u, "provisioning.wipe"); w && w->is_boolean()) {
+            install.wipe = w->get<bool>();
+        }
+        std::string match = str_at(u, "provisioning.diskSelector.match");
+        if (!match.empty()) {
+            install.disk_selector = match;
+        }
+    }
+}
+
+std::string endpoint_of(const Value* kcc) {
+    if (kcc == nullptr || !kcc->contains("endpoint")) {
+        return {};
+    }
+    const Value& e = (*kcc)["endpoint"];
+    if (e.is_string()) {
+        return e.get<std::string>();
+    }
+    return e.is_object() ? e.value("url", "") : std::string();
+}
+
+} // namespace
+
+Facts extract_facts(const Config& c) {
+    Facts f;
+    const Value* legacy = c.v1alpha1();
+    for (const auto& d : c.documents) {
+        if (d.contains("kind")) {
+            f.kinds.push_back(d.value("kind", ""));
+        }
+    }
+    const Value* dic = c.typed("DiscoveryIdentityConfig");
+    const Value* kcc = c.typed("KubeClusterConfig");
+    bool v114 = dic != nullptr || kcc != nullptr || c.typed("KubeAPIServerCAConfig") != nullptr;
+    f.layout = v114 ? "v1.14" : (f.kinds.empty() ? "v1alpha1" : "multi-document");
+
+    f.cluster_id = str_at(legacy, "cluster.id");
+    if (f.cluster_id.empty()) {
+        f.cluster_id = str_at(dic, "clusterID");
+    }
+    f.cluster_name = str_at(legacy, "cluster.clusterName");
+    if (f.cluster_name.empty()) {
+        f.cluster_name = str_at(kcc, "clusterName");
+    }
+    f.endpoint = str_at(legacy, "cluster.controlPlane.endpoint");
+    if (f.endpoint.empty()) {
+        f.endpoint = endpoint_of(kcc);
+    }
+    f.role = str_at(legacy, "machine.type");
+    f.talos_ca_pem = pem_from_field(str_at(legacy, "machine.ca.crt"));
+    if (legacy != nullptr) {
+        if (const Value* acc = doc::find_path(*legacy, "machine.acceptedCAs"); acc && acc->is_array()) {
+            for (const auto& a : *acc) {
+                if (a.is_object() && a.contains("crt") && a["crt"].is_string()) {
+                    f.accepted_ca_pems.push_back(pem_from_field(a["crt"].get<std::string>()));
+                }
+            }
+        }
+    }
+    read_install(c, legacy, f.install);
+
+    // The contract is not written in a configuration; the documents tell it apart. Talos's
+    // generator writes HostnameConfig and Registry*Config documents from contract 1.12 on.
+    if (v114) {
+        f.version_contract = "1.14";
+    } else if (c.typed("HostnameConfig") != nullptr) {
+        f.version_contract = "1.12+";
+    } else {
+        f.version_contract = "pre-1.12";
+    }
+    return f;
+}
+
+Value facts_to_value(const Facts& f) {
+    Value v = Value::object();
+    v["clusterID"] = f.cluster_id;
+    v["clusterName"] = f.cluster_name;
+    v["endpoint"] = f.endpoint;
+    v["role"] = f.role;
+    v["talosCA"] = f.talos_ca_pem;
+    if (!f.accepted_ca_pems.empty()) {
+        v["acceptedCAs"] = f.accepted_ca_pems;
+    }
+    Value inst = Value::object();
+    inst["disk"] = f.install.disk;
+    inst["image"] = f.install.image;
+    inst["wipe"] = f.install.wipe;
+    if (!f.install.disk_selector.empty()) {
+        inst["diskSelector"] = f.install.disk_selector;
+    }
+    v["install"] = std::move(inst);
+    v["layout"] = f.layout;
+    v["documents"] = f.kinds;
+    v["versionContract"] = f.version_contract;
+    return v;
+}
+
+} // namespace ichor::machineconfig

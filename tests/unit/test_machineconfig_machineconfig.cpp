@@ -1,0 +1,142 @@
+#include "common/machineconfig/machineconfig.h"
+#include "common/util/strings.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ichor;
+using ichor::doc::Value;
+
+namespace {
+const std::string k_ca_pem = "-----BEGIN CERTIFICATE-----\nMIIBTEST\n-----END CERTIFICATE-----\n";
+
+std::string legacy_config() {
+    return "version: v1alpha1\n"
+           "machine:\n"
+           "  type: worker\n"
+           "  token: abcdef.0123456789abcdef\n"
+           "  ca:\n"
+           "    crt: " + util::base64_encode(k_ca_pem) + "\n"
+           "    key: \"\"\n"
+           "  install:\n"
+           "    disk: /dev/sda\n"
+           "    image: ghcr.io/siderolabs/installer:v1.13.9\n"
+           "    wipe: false\n"
+           "  sysctls:\n"
+           "    net.core.somaxconn: \"65535\"\n"
+           "cluster:\n"
+           "  id: Y2x1c3Rlci1pZA\n"
+           "  secret: c2VjcmV0LXZhbHVl\n"
+           "  clusterName: prod\n"
+           "  controlPlane:\n"
+           "    endpoint: https://127.0.0.11:6443\n"
+           "  token: ghijkl.0123456789abcdef\n"
+           "  ca:\n"
+           "    crt: Y3J0\n"
+           "    key: a2V5LXZhbHVl\n"
+           "---\n"
+           "apiVersion: v1alpha1\n"
+           "kind: HostnameConfig\n"
+           "auto: stable\n";
+}
+
+std::string v114_config() {
+    return "version: v1alpha1\n"
+           "machine:\n"
+           "  type: controlplane\n"
+           "  token: abcdef.0123456789abcdef\n"
+           "  ca:\n"
+           "    crt: " + util::base64_encode(k_ca_pem) + "\n"
+           "    key: c2VjcmV0\n"
+           "cluster:\n"
+           "  token: ghijkl.0123456789abcdef\n"
+           "---\n"
+           "apiVersion: v1alpha1\n"
+           "kind: DiscoveryIdentityConfig\n"
+           "clusterID: Y2x1c3Rlci1pZA\n"
+           "clusterSecret: c2VjcmV0LXZhbHVl\n"
+           "---\n"
+           "apiVersion: v1alpha1\n"
+           "kind: KubeClusterConfig\n"
+           "clusterName: prod\n"
+           "endpoint: https://127.0.0.11:6443\n"
+           "---\n"
+           "apiVersion: v1alpha1\n"
+           "kind: KubeAPIServerCAConfig\n"
+           "issuingCA:\n"
+           "  cert: |\n"
+           "    -----BEGIN CERTIFICATE-----\n"
+           "    MIIB\n"
+           "    -----END CERTIFICATE-----\n"
+           "  key: |\n"
+           "    -----BEGIN EC PRIVATE KEY-----\n"
+           "    MHcC\n"
+           "    -----END EC PRIVATE KEY-----\n"
+           "---\n"
+           "apiVersion: v1alpha1\n"
+           "kind: UnattendedInstallConfig\n"
+           "installer:\n"
+           "  image: ghcr.io/siderolabs/installer:v1.14.0\n"
+           "provisioning:\n"
+           "  diskSelector:\n"
+           "    match: disk.dev_path == \"/dev/vda\"\n"
+           "  wipe: true\n";
+}
+} // namespace
+
+TEST_CASE("facts from a v1alpha1 configuration with typed documents", "[machineconfig]") {
+    auto c = machineconfig::parse(legacy_config(), "node");
+    REQUIRE(c.ok());
+    auto f = machineconfig::extract_facts(*c);
+    CHECK(f.layout == "multi-document");
+    CHECK(f.cluster_id == "Y2x1c3Rlci1pZA");
+    CHECK(f.cluster_name == "prod");
+    CHECK(f.endpoint == "https://127.0.0.11:6443");
+    CHECK(f.role == "worker");
+    CHECK(f.talos_ca_pem == k_ca_pem);
+    CHECK(f.install.disk == "/dev/sda");
+    CHECK(f.install.image == "ghcr.io/siderolabs/installer:v1.13.9");
+    CHECK_FALSE(f.install.wipe);
+    CHECK(f.version_contract == "1.12+");
+}
+
+TEST_CASE("facts from the v1.14 documents", "[machineconfig]") {
+    auto c = machineconfig::parse(v114_config(), "node");
+    REQUIRE(c.ok());
+    auto f = machineconfig::extract_facts(*c);
+    CHECK(f.layout == "v1.14");
+    CHECK(f.version_contract == "1.14");
+    CHECK(f.cluster_id == "Y2x1c3Rlci1pZA");
+    CHECK(f.cluster_name == "prod");
+    CHECK(f.endpoint == "https://127.0.0.11:6443");
+    CHECK(f.role == "controlplane");
+    CHECK(f.talos_ca_pem == k_ca_pem);
+    CHECK(f.install.image == "ghcr.io/siderolabs/installer:v1.14.0");
+    CHECK(f.install.wipe);
+    CHECK(f.install.disk_selector == "disk.dev_path == \"/dev/vda\"");
+}
+
+TEST_CASE("no secret value survives digesting", "[machineconfig]") {
+    for (const auto& text : {legacy_config(), v114_config()}) {
+        auto c = machineconfig::parse(text, "node");
+        REQUIRE(c.ok());
+        auto digested = machineconfig::digest_secrets(c->documents);
+        std::string out = doc::to_yaml_stream(digested);
+        for (const char* secret : {"abcdef.0123456789abcdef", "ghijkl.0123456789abcdef",
+                                   "c2VjcmV0LXZhbHVl", "a2V5LXZhbHVl", "PRIVATE KEY", "c2VjcmV0"}) {
+            INFO(secret);
+            CHECK(out.find(secret) == std::string::npos);
+        }
+        // Digests are stable and idempotent; non-secrets stay.
+        CHECK(out.find(util::sha256_digest("abcdef.0123456789abcdef")) != std::string::npos);
+        CHECK(machineconfig::digest_secrets(digested) == digested);
+        CHECK(out.find("Y2x1c3Rlci1pZA") != std::string::npos);
+    }
+}
+
+TEST_CASE("malformed configurations are usage errors", "[machineconfig]") {
+    CHECK_FALSE(machineconfig::parse("", "n").ok());
+    CHECK_FALSE(machineconfig::parse("- a\n- b\n", "n").ok());
+    auto bad = machineconfig::parse("machine: [\n", "n");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().kind == ErrorKind::Usage);
+}
