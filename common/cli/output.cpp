@@ -10,33 +10,6 @@
 
 namespace ichor::cli {
 
-std::string format_table(const std::vector<std::vector<std::string>>& rows) {
-    std::vector<size_t> widths;
-    for (const auto& row : rows) {
-        if (widths.size() < row.size()) {
-            widths.resize(row.size(), 0);
-        }
-        for (size_t i = 0; i < row.size(); ++i) {
-            widths[i] = std::max(widths[i], row[i].size());
-        }
-    }
-    std::string out;
-    for (const auto& row : rows) {
-        std::string line;
-        for (size_t i = 0; i < row.size(); ++i) {
-            line += row[i];
-            if (i + 1 < row.size()) {
-                line.append(widths[i] - row[i].size() + 3, ' ');
-            }
-        }
-        while (!line.empty() && line.back() == ' ') {
-            line.pop_back();
-        }
-        out += line + "\n";
-    }
-    return out;
-}
-
 std::string format_results(const doc::ResourceList& list, bool color) {
     std::string out;
     for (const auto& r : list.results) {

@@ -20,9 +20,6 @@ using TableFn = std::function<std::string(const doc::ResourceList&, bool color)>
 Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
                   const TableFn& table);
 
-// Formats rows as aligned columns (the first row is the header), like kubectl get.
-std::string format_table(const std::vector<std::vector<std::string>>& rows);
-
 // The results as table lines: "SEVERITY  CODE  MESSAGE".
 std::string format_results(const doc::ResourceList& list, bool color);
 

@@ -32,4 +32,7 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text);
 // Formats milliseconds the way the messages print them: "20s", "1m30s", "250ms".
 std::string format_duration_ms(std::int64_t ms);
 
+// Formats rows as aligned columns (the first row is the header), like kubectl get.
+std::string format_table(const std::vector<std::vector<std::string>>& rows);
+
 } // namespace ichor::util

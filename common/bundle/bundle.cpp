@@ -1,0 +1,236 @@
+#include "common/bundle/bundle.h"
+
+#include "common/util/strings.h"
+
+namespace ichor::bundle {
+
+using doc::Value;
+
+std::string Bundle::os_ca_pem() const { return machineconfig::pem_from_field(os.crt); }
+
+std::vector<std::string> Bundle::secret_values() const {
+    std::vector<std::string> out;
+    for (const auto* s : {&cluster_secret, &bootstrap_token, &secretbox_encryption_secret,
+                          &aescbc_encryption_secret, &trustd_token, &etcd.key, &k8s.key,
+                          &k8s_aggregator.key, &k8s_service_account.key, &os.key}) {
+        if (!s->empty()) {
+            out.push_back(*s);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+CertAndKey cert_and_key(const Value& v, std::string_view path) {
+    CertAndKey ck;
+    if (const Value* p = doc::find_path(v, path); p != nullptr && p->is_object()) {
+        ck.crt = p->value("crt", "");
+        ck.key = p->value("key", "");
+    }
+    return ck;
+}
+
+Status require(const std::string& value, std::string_view source, std::string_view field) {
+    if (value.empty()) {
+        return make_error(ErrorKind::Config,
+                          std::string(source) + ": the secrets bundle has no " + std::string(field),
+                          "give the bundle written by talosctl gen secrets or kubectl ichor adopt",
+                          "BadBundle");
+    }
+    return ok_status();
+}
+
+} // namespace
+
+Result<Bundle> parse(std::string_view text, std::string_view source) {
+    auto v = doc::parse_one(text, source);
+    if (!v) {
+        Error e = v.error();
+        e.kind = ErrorKind::Config;
+        return e;
+    }
+    if (!v->is_object()) {
+        return make_error(ErrorKind::Config, std::string(source) + ": not a secrets bundle", "",
+                          "BadBundle");
+    }
+    Bundle b;
+    b.cluster_id = doc::get_string(*v, "cluster.id");
+    b.cluster_secret = doc::get_string(*v, "cluster.secret");
+    b.bootstrap_token = doc::get_string(*v, "secrets.bootstraptoken");
+    b.secretbox_encryption_secret = doc::get_string(*v, "secrets.secretboxencryptionsecret");
+    b.aescbc_encryption_secret = doc::get_string(*v, "secrets.aescbcencryptionsecret");
+    b.trustd_token = doc::get_string(*v, "trustdinfo.token");
+    b.etcd = cert_and_key(*v, "certs.etcd");
+    b.k8s = cert_and_key(*v, "certs.k8s");
+    b.k8s_aggregator = cert_and_key(*v, "certs.k8saggregator");
+    b.k8s_service_account = cert_and_key(*v, "certs.k8sserviceaccount");
+    b.os = cert_and_key(*v, "certs.os");
+    if (auto st = require(b.cluster_id, source, "cluster.id"); !st) {
+        return st.error();
+    }
+    if (auto st = require(b.os.crt, source, "certs.os.crt"); !st) {
+        return st.error();
+    }
+    if (b.os_ca_pem().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+        return make_error(ErrorKind::Config,
+                          std::string(source) + ": certs.os.crt is not base64 of a PEM certificate",
+                          "", "BadBundle");
+    }
+    return b;
+}
+
+namespace {
+Value ck_value(const CertAndKey& ck, bool with_crt) {
+    Value v = Value::object();
+    if (with_crt) {
+        v["crt"] = ck.crt;
+    }
+    v["key"] = ck.key;
+    return v;
+}
+} // namespace
+
+std::string to_yaml(const Bundle& b) {
+    Value v = Value::object();
+    v["cluster"]["id"] = b.cluster_id;
+    v["cluster"]["secret"] = b.cluster_secret;
+    v["secrets"]["bootstraptoken"] = b.bootstrap_token;
+    if (!b.aescbc_encryption_secret.empty()) {
+        v["secrets"]["aescbcencryptionsecret"] = b.aescbc_encryption_secret;
+    }
+    if (!b.secretbox_encryption_secret.empty()) {
+        v["secrets"]["secretboxencryptionsecret"] = b.secretbox_encryption_secret;
+    }
+    v["trustdinfo"]["token"] = b.trustd_token;
+    v["certs"]["etcd"] = ck_value(b.etcd, true);
+    v["certs"]["k8s"] = ck_value(b.k8s, true);
+    v["certs"]["k8saggregator"] = ck_value(b.k8s_aggregator, true);
+    v["certs"]["k8sserviceaccount"] = ck_value(b.k8s_service_account, false);
+    v["certs"]["os"] = ck_value(b.os, true);
+    return doc::to_yaml(v);
+}
+
+namespace {
+
+std::string str(const Value* v, std::string_view path) {
+    return v == nullptr ? std::string() : doc::get_string(*v, path);
+}
+
+// v1.14 documents carry raw PEM; the bundle keeps base64 of PEM.
+std::string b64_pem(const std::string& pem) {
+    return pem.empty() ? std::string() : util::base64_encode(pem);
+}
+
+// The secretbox secret inside a KubeEtcdEncryptionConfig's EncryptionConfiguration.
+std::string secretbox_from(const Value* doc_v) {
+    if (doc_v == nullptr || !doc_v->contains("config")) {
+        return {};
+    }
+    Value cfg = (*doc_v)["config"];
+    if (cfg.is_string()) {
+        auto parsed = doc::parse_one(cfg.get<std::string>(), "KubeEtcdEncryptionConfig");
+        if (!parsed) {
+            return {};
+        }
+        cfg = *parsed;
+    }
+    if (!cfg.contains("resources") || !cfg["resources"].is_array()) {
+        return {};
+    }
+    for (const auto& r : cfg["resources"]) {
+        for (const auto& p : r.value("providers", Value::array())) {
+            if (p.contains("secretbox")) {
+                for (const auto& k : p["secretbox"].value("keys", Value::array())) {
+                    if (k.contains("secret")) {
+                        return k["secret"].get<std::string>();
+                    }
+                }
+            }
+        }
+    }
+    return {};
+}
+
+void recover_v114(const machineconfig::Config& c, Bundle& b) {
+    if (const Value* d = c.typed("DiscoveryIdentityConfig")) {
+        b.cluster_id = b.cluster_id.empty() ? str(d, "clusterID") : b.cluster_id;
+        b.cluster_secret = b.cluster_secret.empty() ? str(d, "clusterSecret") : b.cluster_secret;
+    }
+    if (const Value* d = c.typed("KubeAPIServerCAConfig"); d != nullptr && b.k8s.key.empty()) {
+        b.k8s = {b64_pem(str(d, "issuingCA.cert")), b64_pem(str(d, "issuingCA.key"))};
+    }
+    if (const Value* d = c.typed("KubeAggregatorCAConfig"); d != nullptr && b.k8s_aggregator.key.empty()) {
+        b.k8s_aggregator = {b64_pem(str(d, "issuingCA.cert")), b64_pem(str(d, "issuingCA.key"))};
+    }
+    if (const Value* d = c.typed("KubeServiceAccountConfig"); d != nullptr && b.k8s_service_account.key.empty()) {
+        b.k8s_service_account.key = b64_pem(str(d, "issuer.privateKey"));
+    }
+    if (b.secretbox_encryption_secret.empty()) {
+        b.secretbox_encryption_secret = secretbox_from(c.typed("KubeEtcdEncryptionConfig"));
+    }
+}
+
+} // namespace
+
+Result<Bundle> recover_from_config(const machineconfig::Config& c, std::string_view source) {
+    const Value* v = c.v1alpha1();
+    if (v == nullptr) {
+        return make_error(ErrorKind::Config,
+                          std::string(source) + ": the configuration has no v1alpha1 document",
+                          "", "BadConfig");
+    }
+    Bundle b;
+    b.cluster_id = str(v, "cluster.id");
+    b.cluster_secret = str(v, "cluster.secret");
+    b.bootstrap_token = str(v, "cluster.token");
+    b.secretbox_encryption_secret = str(v, "cluster.secretboxEncryptionSecret");
+    b.aescbc_encryption_secret = str(v, "cluster.aescbcEncryptionSecret");
+    b.trustd_token = str(v, "machine.token");
+    b.etcd = {str(v, "cluster.etcd.ca.crt"), str(v, "cluster.etcd.ca.key")};
+    b.k8s = {str(v, "cluster.ca.crt"), str(v, "cluster.ca.key")};
+    b.k8s_aggregator = {str(v, "cluster.aggregatorCA.crt"), str(v, "cluster.aggregatorCA.key")};
+    b.k8s_service_account.key = str(v, "cluster.serviceAccount.key");
+    b.os = {str(v, "machine.ca.crt"), str(v, "machine.ca.key")};
+    recover_v114(c, b);
+    std::string role = str(v, "machine.type");
+    if (b.os.key.empty() || b.k8s.key.empty() || b.etcd.key.empty() || role == "worker") {
+        return make_error(ErrorKind::Config,
+                          std::string(source) + " is a " + (role.empty() ? "node" : role) +
+                              " whose configuration has no CA keys; recovering the secrets needs a "
+                              "control plane",
+                          "kubectl ichor trustcheck --recover-secrets --recover-from "
+                          "CONTROL-PLANE-ADDRESS ...",
+                          "NotControlPlane");
+    }
+    if (b.cluster_id.empty()) {
+        return make_error(ErrorKind::Config, std::string(source) + ": the configuration has no cluster ID",
+                          "", "BadConfig");
+    }
+    return b;
+}
+
+Result<Bundle> from_secret(const Value& secret, const std::string& key) {
+    std::string ns = doc::get_string(secret, "metadata.namespace");
+    std::string name = doc::get_string(secret, "metadata.name");
+    std::string where = "Secret " + ns + "/" + name;
+    const Value* data = doc::find_path(secret, "data");
+    if (data != nullptr && data->is_object() && data->contains("rotation.yaml")) {
+        return make_error(ErrorKind::Findings,
+                          where + " holds rotation.yaml: a CA rotation is under way, and the nodes "
+                                  "trust other CAs until it ends; nothing was written",
+                          "finish the rotation first, then run this again", "RotationInProgress");
+    }
+    if (data == nullptr || !data->is_object() || !data->contains(key) || !(*data)[key].is_string()) {
+        return make_error(ErrorKind::Config, where + " has no key \"" + key + "\"",
+                          "kubectl get secret -n " + ns + " " + name + " -o jsonpath='{.data}'",
+                          "BadBundle");
+    }
+    auto decoded = util::base64_decode((*data)[key].get<std::string>());
+    if (!decoded) {
+        return make_error(ErrorKind::Config, where + ": " + key + " is not base64", "", "BadBundle");
+    }
+    return parse(*decoded, where);
+}
+
+} // namespace ichor::bundle

@@ -1,0 +1,125 @@
+#include "common/stages/sources.h"
+
+#include "common/machineconfig/machineconfig.h"
+#include "common/talos/client.h"
+#include "common/util/files.h"
+
+namespace ichor::stages {
+
+Result<std::unique_ptr<kube::Client>> connect_kube(const kube::LoadOptions& options,
+                                                   const Environment& env, bool stdin_is_terminal,
+                                                   const Warn& warn) {
+    kube::LoadOptions lo = options;
+    lo.warn = warn;
+    auto rc = kube::load_config(lo, env);
+    if (!rc) {
+        return rc.error();
+    }
+    kube::ClientOptions co;
+    co.on_warning = [warn](std::string_view text) { warn("Warning: " + std::string(text)); };
+    co.exec_io.stdin_is_terminal = stdin_is_terminal;
+    return std::make_unique<kube::Client>(std::move(*rc), env, std::move(co));
+}
+
+Result<doc::Value> get_cluster(kube::Client& kube, const std::string& name, const std::string& ns) {
+    auto c = kube.get(kube::ichor_path("talosclusters", ns, name));
+    if (!c) {
+        if (c.error().code == "NotFound") {
+            return make_error(ErrorKind::Config,
+                              "TalosCluster \"" + name + "\" not found in namespace \"" + ns + "\"",
+                              "kubectl get talosclusters -A", "ClusterNotFound");
+        }
+        return c.error();
+    }
+    return c;
+}
+
+namespace {
+
+Result<bundle::Bundle> from_file(const std::string& path, const Warn& warn) {
+    auto text = util::read_file(path);
+    if (!text) {
+        return text.error().wrap("--secrets-bundle");
+    }
+    if (util::readable_by_others(path)) {
+        warn(path + " can be read by group or others; a secrets bundle should be 0600 (chmod 600 " +
+             path + ")");
+    }
+    return bundle::parse(*text, path);
+}
+
+Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext* ctx, const Warn& warn) {
+    if (ctx == nullptr) {
+        return make_error(ErrorKind::Config, "--recover-secrets needs a talosconfig with os:admin",
+                          "add --talosconfig FILE", "NoTalosconfig");
+    }
+    auto addr = talos::parse_address(s.recover_from);
+    if (!addr) {
+        return addr.error().wrap("--recover-from");
+    }
+    talos::NodeClient c(*addr, talos::mutual_tls(*ctx, s.call_timeout_ms));
+    auto res = c.cosi_get(talos::kind::k_machine_config);
+    if (!res) {
+        return res.error().wrap("--recover-from");
+    }
+    auto spec = talos::decode_spec<talos::spec::MachineConfig>(*res);
+    if (!spec) {
+        return spec.error();
+    }
+    auto cfg = machineconfig::parse(spec->yaml_marshalled(), s.recover_from);
+    if (!cfg) {
+        return cfg.error();
+    }
+    auto b = bundle::recover_from_config(*cfg, s.recover_from);
+    if (!b) {
+        return b.error();
+    }
+    if (!s.recover_to.empty()) {
+        if (auto st = util::write_private_file(s.recover_to, bundle::to_yaml(*b)); !st) {
+            return st.error();
+        }
+        warn("the secrets bundle recovered from " + s.recover_from + " is in " + s.recover_to +
+             " (0600); keep it safe");
+    }
+    return b;
+}
+
+} // namespace
+
+Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosContext* ctx,
+                                   kube::Client* kube, const doc::Value* cluster, const Warn& warn) {
+    if (!s.file.empty()) {
+        return from_file(s.file, warn);
+    }
+    if (!s.recover_from.empty()) {
+        return recover(s, ctx, warn);
+    }
+    if (kube == nullptr || cluster == nullptr) {
+        return make_error(ErrorKind::Config, "no secrets bundle: no cluster to read it from",
+                          "give --secrets-bundle FILE", "NoBundle");
+    }
+    std::string ns = doc::get_string(*cluster, "metadata.namespace");
+    std::string name = doc::get_string(*cluster, "spec.secretsBundleRef.name");
+    std::string key = doc::get_string(*cluster, "spec.secretsBundleRef.key", "bundle.yaml");
+    if (name.empty()) {
+        return make_error(ErrorKind::Config,
+                          "TalosCluster " + doc::get_string(*cluster, "metadata.name") +
+                              " has no spec.secretsBundleRef",
+                          "give --secrets-bundle FILE or --recover-secrets --recover-from ADDRESS",
+                          "NoBundle");
+    }
+    auto secret = kube->get(kube::secret_path(ns, name));
+    if (!secret) {
+        Error e = secret.error();
+        e.kind = ErrorKind::Config;
+        e.message = "reading the bundle Secret " + ns + "/" + name + ": " + e.message;
+        if (e.code == "Forbidden") {
+            e.hint = "kubectl auth can-i get secrets -n " + ns +
+                     "; or give --secrets-bundle FILE";
+        }
+        return e;
+    }
+    return bundle::from_secret(*secret, key);
+}
+
+} // namespace ichor::stages

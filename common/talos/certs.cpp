@@ -1,0 +1,144 @@
+#include "common/talos/certs.h"
+
+#include "common/util/strings.h"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+
+#include <memory>
+
+namespace ichor::talos {
+
+namespace {
+
+constexpr std::string_view k_ed25519_label = "ED25519 PRIVATE KEY";
+
+struct BioFree {
+    void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+    void operator()(X509* x) const { X509_free(x); }
+};
+struct PkeyFree {
+    void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+using X509Ptr = std::unique_ptr<X509, X509Free>;
+using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
+
+// The last OpenSSL error as text, clearing the queue (it is per thread).
+std::string openssl_reason() {
+    unsigned long code = ERR_get_error();
+    ERR_clear_error();
+    if (code == 0) {
+        return "no PEM block found";
+    }
+    const char* reason = ERR_reason_error_string(code);
+    if (reason == nullptr) {
+        return "unknown OpenSSL error";
+    }
+    return std::string_view(reason) == "no start line" ? "no PEM block found" : reason;
+}
+
+std::unique_ptr<BIO, BioFree> bio_of(std::string_view pem) {
+    return std::unique_ptr<BIO, BioFree>(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+Result<X509Ptr> read_certificate(std::string_view pem) {
+    auto bio = bio_of(pem);
+    X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    if (!cert) {
+        return make_error(ErrorKind::Config, "not a PEM certificate: " + openssl_reason());
+    }
+    return cert;
+}
+
+Result<PkeyPtr> read_private_key(std::string_view pem) {
+    std::string relabelled = relabel_private_key(pem);
+    auto bio = bio_of(relabelled);
+    PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+    if (!key) {
+        return make_error(ErrorKind::Config, "not a PEM private key: " + openssl_reason());
+    }
+    return key;
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+    for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
+        s.replace(pos, from.size(), to);
+    }
+}
+
+} // namespace
+
+std::string relabel_private_key(std::string_view pem) {
+    std::string out(pem);
+    replace_all(out, "-----BEGIN " + std::string(k_ed25519_label) + "-----",
+                "-----BEGIN PRIVATE KEY-----");
+    replace_all(out, "-----END " + std::string(k_ed25519_label) + "-----",
+                "-----END PRIVATE KEY-----");
+    return out;
+}
+
+Status check_certificate(std::string_view pem) {
+    auto cert = read_certificate(pem);
+    return cert ? ok_status() : Status(cert.error());
+}
+
+Status check_private_key(std::string_view pem) {
+    auto key = read_private_key(pem);
+    return key ? ok_status() : Status(key.error());
+}
+
+Status check_key_matches(std::string_view cert_pem, std::string_view key_pem) {
+    auto cert = read_certificate(cert_pem);
+    if (!cert) {
+        return cert.error();
+    }
+    auto key = read_private_key(key_pem);
+    if (!key) {
+        return key.error();
+    }
+    if (X509_check_private_key(cert->get(), key->get()) != 1) {
+        ERR_clear_error();
+        return make_error(ErrorKind::Config, "the key does not belong to the certificate");
+    }
+    return ok_status();
+}
+
+Result<std::string> spki_fingerprint(std::string_view cert_pem) {
+    auto cert = read_certificate(cert_pem);
+    if (!cert) {
+        return cert.error();
+    }
+    unsigned char* der = nullptr;
+    int len = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(cert->get()), &der);
+    if (len <= 0) {
+        return make_error(ErrorKind::Config, "cannot encode the public key: " + openssl_reason());
+    }
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256(der, static_cast<size_t>(len), digest);
+    OPENSSL_free(der);
+    return util::base64_encode(
+        std::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
+}
+
+Result<std::string> parse_fingerprint(std::string_view text) {
+    auto bad = [&](std::string_view reason) {
+        return make_error(ErrorKind::Usage, "bad certificate fingerprint \"" + std::string(text) +
+                                                "\": " + std::string(reason));
+    };
+    auto bytes = util::base64_decode(util::trim(text));
+    if (!bytes || util::trim(text).empty()) {
+        return bad("not base64");
+    }
+    if (bytes->size() != SHA256_DIGEST_LENGTH) {
+        return bad("not a SHA-256 digest (" + std::to_string(bytes->size()) + " bytes)");
+    }
+    return util::base64_encode(*bytes);
+}
+
+} // namespace ichor::talos

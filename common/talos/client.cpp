@@ -1,0 +1,376 @@
+#include "common/talos/client.h"
+
+#include "common/talos/certs.h"
+#include "common/talos/errors.h"
+
+#include "machine/machine.grpc.pb.h"
+#include "storage/storage.grpc.pb.h"
+#include "v1alpha1/state.grpc.pb.h"
+
+#include <google/protobuf/empty.pb.h>
+#include <grpc/support/log.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+namespace ichor::talos {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the TLS handshakes of one client saw. Written from gRPC's threads.
+struct PeerState {
+    std::mutex mu;
+    std::optional<std::string> fingerprint;
+    bool mismatch = false;
+
+    void record(std::optional<std::string> fp, bool mismatched) {
+        std::lock_guard lock(mu);
+        fingerprint = std::move(fp);
+        mismatch = mismatched;
+    }
+};
+
+// Maintenance mode: no chain verification, only the optional fingerprint pin (talosctl's
+// MatchSPKIFingerprints: the leaf's SPKI digest must be one of the pins).
+class PinVerifier final : public grpc::experimental::ExternalCertificateVerifier {
+public:
+    PinVerifier(std::shared_ptr<PeerState> peer, std::vector<std::string> pins)
+        : m_peer(std::move(peer)), m_pins(std::move(pins)) {}
+
+    bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
+                std::function<void(grpc::Status)> /*callback*/, grpc::Status* sync_status) override {
+        auto fp = spki_fingerprint(std::string(request->peer_cert().data(), request->peer_cert().size()));
+        if (!fp) {
+            m_peer->record(std::nullopt, false);
+            *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no server certificate");
+            return true;
+        }
+        bool ok = m_pins.empty() || std::find(m_pins.begin(), m_pins.end(), *fp) != m_pins.end();
+        m_peer->record(*fp, !ok);
+        *sync_status = ok ? grpc::Status::OK
+                          : grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                         "server certificate fingerprint " + *fp + " is not pinned");
+        return true; // answered synchronously
+    }
+    void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest* /*request*/) override {}
+
+private:
+    std::shared_ptr<PeerState> m_peer;
+    std::vector<std::string> m_pins;
+};
+
+std::shared_ptr<grpc::ChannelCredentials> make_credentials(const DialOptions& o,
+                                                           const std::shared_ptr<PeerState>& peer) {
+    if (o.mode == TlsMode::Mutual) {
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = o.ca_pem;
+        ssl.pem_cert_chain = o.crt_pem;
+        ssl.pem_private_key = relabel_private_key(o.key_pem);
+        return grpc::SslCredentials(ssl);
+    }
+    grpc::experimental::TlsChannelCredentialsOptions tls;
+    tls.set_verify_server_certs(false);
+    tls.set_check_call_host(false);
+    tls.set_certificate_verifier(
+        grpc::experimental::ExternalCertificateVerifier::Create<PinVerifier>(peer, o.fingerprints));
+    return grpc::experimental::TlsCredentials(tls);
+}
+
+// gRPC logs handshake failures to stderr itself; this library never prints (the same text comes
+// back in the call's status), so its log goes nowhere.
+void silence_grpc_log() {
+    static std::once_flag once;
+    std::call_once(once, [] { gpr_set_log_function([](gpr_log_func_args*) {}); });
+}
+
+std::shared_ptr<grpc::Channel> make_channel(const Address& a, const DialOptions& o,
+                                            const std::shared_ptr<PeerState>& peer) {
+    silence_grpc_log();
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(k_max_receive_bytes);
+    // Each client has its own connections, so one node's failures never leak into another's.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    if (!o.server_name.empty()) {
+        args.SetSslTargetNameOverride(o.server_name);
+    }
+    return grpc::CreateCustomChannel(a.target(), make_credentials(o, peer), args);
+}
+
+} // namespace
+
+struct NodeClient::Impl {
+    Address address;
+    DialOptions options;
+    std::string label;
+    std::shared_ptr<PeerState> peer = std::make_shared<PeerState>();
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<machine::MachineService::Stub> machine;
+    std::unique_ptr<storage::StorageService::Stub> storage;
+    std::unique_ptr<cosi::resource::State::Stub> state;
+    std::vector<CallRecord> calls;
+
+    Impl(Address a, DialOptions o)
+        : address(std::move(a)), options(std::move(o)),
+          label(options.node.empty() ? address.text : options.node),
+          channel(make_channel(address, options, peer)),
+          machine(machine::MachineService::NewStub(channel)),
+          storage(storage::StorageService::NewStub(channel)),
+          state(cosi::resource::State::NewStub(channel)) {}
+
+    void prepare(grpc::ClientContext& ctx) const {
+        // gRPC takes deadlines only on the system clock.
+        ctx.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(options.call_timeout_ms));
+        if (!options.node.empty()) {
+            ctx.AddMetadata("node", options.node);
+        }
+    }
+
+    // Records the call and, on a mutual-TLS channel, the server certificate it saw.
+    void finish(std::string_view method, Clock::time_point start, bool ok, grpc::ClientContext& ctx) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        calls.push_back({std::string(method), ms, ok});
+        if (!ok || options.mode != TlsMode::Mutual) {
+            return;
+        }
+        auto auth = ctx.auth_context();
+        if (!auth) {
+            return;
+        }
+        auto pems = auth->FindPropertyValues("x509_pem_cert");
+        if (!pems.empty()) {
+            auto fp = spki_fingerprint(std::string(pems.front().data(), pems.front().size()));
+            peer->record(fp ? std::optional<std::string>(*fp) : std::nullopt, false);
+        }
+    }
+
+    Error failure(std::string_view method, const grpc::Status& st) const {
+        if (options.mode == TlsMode::Insecure && st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+            std::lock_guard lock(peer->mu);
+            if (peer->mismatch && peer->fingerprint) {
+                return fingerprint_mismatch(label, method, *peer->fingerprint, options.fingerprints);
+            }
+        }
+        return classify_failure(label, method, {st.error_code(), st.error_message()},
+                                options.call_timeout_ms);
+    }
+
+    template <class Resp, class Call>
+    Result<Resp> unary(std::string_view method, Call&& call) {
+        grpc::ClientContext ctx;
+        prepare(ctx);
+        Resp resp;
+        auto start = Clock::now();
+        grpc::Status st = call(&ctx, &resp);
+        finish(method, start, st.ok(), ctx);
+        if (!st.ok()) {
+            return failure(method, st);
+        }
+        return resp;
+    }
+
+    // The first message of Talos's envelope; an error in its metadata fails the call.
+    template <class Msg>
+    Result<Msg> first(const google::protobuf::RepeatedPtrField<Msg>& messages,
+                      std::string_view method) const {
+        if (messages.empty()) {
+            return make_error(ErrorKind::Unreachable,
+                              label + ": empty reply (" + std::string(method) + ")", {},
+                              std::string(code::k_internal));
+        }
+        const auto& md = messages[0].metadata();
+        if (!md.error().empty()) {
+            int c = md.status().code() != 0 ? md.status().code() : grpc::StatusCode::UNKNOWN;
+            return classify_failure(label, method, {c, md.error()}, options.call_timeout_ms);
+        }
+        return messages[0];
+    }
+
+    template <class Resp, class Call>
+    auto unary_first(std::string_view method, Call&& call)
+        -> Result<std::decay_t<decltype(std::declval<Resp>().messages(0))>> {
+        auto resp = unary<Resp>(method, std::forward<Call>(call));
+        if (!resp) {
+            return resp.error();
+        }
+        return first(resp->messages(), method);
+    }
+};
+
+DialOptions mutual_tls(const TalosContext& context, std::int64_t call_timeout_ms) {
+    DialOptions o;
+    o.mode = TlsMode::Mutual;
+    o.ca_pem = context.ca_pem;
+    o.crt_pem = context.crt_pem;
+    o.key_pem = context.key_pem;
+    o.call_timeout_ms = call_timeout_ms;
+    return o;
+}
+
+DialOptions insecure(std::vector<std::string> fingerprints, std::int64_t call_timeout_ms) {
+    DialOptions o;
+    o.mode = TlsMode::Insecure;
+    o.fingerprints = std::move(fingerprints);
+    o.call_timeout_ms = call_timeout_ms;
+    return o;
+}
+
+NodeClient::NodeClient(Address address, DialOptions options)
+    : m_impl(std::make_unique<Impl>(std::move(address), std::move(options))) {}
+NodeClient::~NodeClient() = default;
+NodeClient::NodeClient(NodeClient&&) noexcept = default;
+NodeClient& NodeClient::operator=(NodeClient&&) noexcept = default;
+
+const std::string& NodeClient::label() const { return m_impl->label; }
+
+std::optional<std::string> NodeClient::peer_fingerprint() const {
+    std::lock_guard lock(m_impl->peer->mu);
+    return m_impl->peer->fingerprint;
+}
+
+const std::vector<CallRecord>& NodeClient::calls() const { return m_impl->calls; }
+
+Result<machine::Version> NodeClient::version() {
+    return m_impl->unary_first<machine::VersionResponse>("Version", [&](auto* ctx, auto* resp) {
+        return m_impl->machine->Version(ctx, google::protobuf::Empty(), resp);
+    });
+}
+
+Result<std::string> NodeClient::hostname() {
+    auto h = m_impl->unary_first<machine::HostnameResponse>("Hostname", [&](auto* ctx, auto* resp) {
+        return m_impl->machine->Hostname(ctx, google::protobuf::Empty(), resp);
+    });
+    return h ? Result<std::string>(h->hostname()) : Result<std::string>(h.error());
+}
+
+Result<std::vector<storage::Disk>> NodeClient::disks() {
+    auto d = m_impl->unary_first<storage::DisksResponse>("Disks", [&](auto* ctx, auto* resp) {
+        return m_impl->storage->Disks(ctx, google::protobuf::Empty(), resp);
+    });
+    if (!d) {
+        return d.error();
+    }
+    return std::vector<storage::Disk>(d->disks().begin(), d->disks().end());
+}
+
+namespace {
+Resource to_resource(const cosi::resource::Resource& r) {
+    return Resource{r.metadata(), r.spec().proto_spec(), r.spec().yaml_spec()};
+}
+} // namespace
+
+Result<Resource> NodeClient::cosi_get(std::string_view ns, std::string_view type, std::string_view id) {
+    cosi::resource::GetRequest req;
+    req.set_namespace_(std::string(ns));
+    req.set_type(std::string(type));
+    req.set_id(std::string(id));
+    auto resp = m_impl->unary<cosi::resource::GetResponse>(
+        "Get " + std::string(type),
+        [&](auto* ctx, auto* out) { return m_impl->state->Get(ctx, req, out); });
+    if (!resp) {
+        return resp.error();
+    }
+    return to_resource(resp->resource());
+}
+
+Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::string_view type) {
+    cosi::resource::ListRequest req;
+    req.set_namespace_(std::string(ns));
+    req.set_type(std::string(type));
+    std::string method = "List " + std::string(type);
+    grpc::ClientContext ctx;
+    m_impl->prepare(ctx);
+    auto start = Clock::now();
+    auto reader = m_impl->state->List(&ctx, req);
+    std::vector<Resource> out;
+    cosi::resource::ListResponse item;
+    while (reader->Read(&item)) {
+        out.push_back(to_resource(item.resource()));
+    }
+    grpc::Status st = reader->Finish();
+    m_impl->finish(method, start, st.ok(), ctx);
+    if (!st.ok()) {
+        return m_impl->failure(method, st);
+    }
+    return out;
+}
+
+Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query_local) {
+    machine::EtcdMemberListRequest req;
+    req.set_query_local(query_local);
+    auto m = m_impl->unary_first<machine::EtcdMemberListResponse>(
+        "EtcdMemberList",
+        [&](auto* ctx, auto* resp) { return m_impl->machine->EtcdMemberList(ctx, req, resp); });
+    if (!m) {
+        return m.error();
+    }
+    return std::vector<machine::EtcdMember>(m->members().begin(), m->members().end());
+}
+
+Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {
+    auto s = m_impl->unary_first<machine::EtcdStatusResponse>("EtcdStatus", [&](auto* ctx, auto* resp) {
+        return m_impl->machine->EtcdStatus(ctx, google::protobuf::Empty(), resp);
+    });
+    return s ? Result<machine::EtcdMemberStatus>(s->member_status())
+             : Result<machine::EtcdMemberStatus>(s.error());
+}
+
+Status NodeClient::etcd_leave_cluster() {
+    auto r = m_impl->unary_first<machine::EtcdLeaveClusterResponse>(
+        "EtcdLeaveCluster", [&](auto* ctx, auto* resp) {
+            return m_impl->machine->EtcdLeaveCluster(ctx, machine::EtcdLeaveClusterRequest(), resp);
+        });
+    return r ? ok_status() : Status(r.error());
+}
+
+Status NodeClient::etcd_remove_member_by_id(std::uint64_t member_id) {
+    machine::EtcdRemoveMemberByIDRequest req;
+    req.set_member_id(member_id);
+    auto r = m_impl->unary_first<machine::EtcdRemoveMemberByIDResponse>(
+        "EtcdRemoveMemberByID",
+        [&](auto* ctx, auto* resp) { return m_impl->machine->EtcdRemoveMemberByID(ctx, req, resp); });
+    return r ? ok_status() : Status(r.error());
+}
+
+Result<std::string> NodeClient::etcd_forfeit_leadership() {
+    auto r = m_impl->unary_first<machine::EtcdForfeitLeadershipResponse>(
+        "EtcdForfeitLeadership", [&](auto* ctx, auto* resp) {
+            return m_impl->machine->EtcdForfeitLeadership(ctx, machine::EtcdForfeitLeadershipRequest(),
+                                                          resp);
+        });
+    return r ? Result<std::string>(r->member()) : Result<std::string>(r.error());
+}
+
+Result<std::string> NodeClient::reset(const ResetOptions& options) {
+    machine::ResetRequest req;
+    req.set_graceful(options.graceful);
+    req.set_reboot(options.reboot);
+    req.set_mode(machine::ResetRequest::SYSTEM_DISK);
+    for (const auto& label : options.system_volumes) {
+        auto* p = req.add_system_partitions_to_wipe();
+        p->set_label(label);
+        p->set_wipe(true);
+    }
+    auto r = m_impl->unary_first<machine::ResetResponse>(
+        "Reset", [&](auto* ctx, auto* resp) { return m_impl->machine->Reset(ctx, req, resp); });
+    return r ? Result<std::string>(r->actor_id()) : Result<std::string>(r.error());
+}
+
+Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::string& config,
+                                                                    ApplyMode mode, bool dry_run) {
+    machine::ApplyConfigurationRequest req;
+    req.set_data(config);
+    req.set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(mode));
+    req.set_dry_run(dry_run);
+    return m_impl->unary_first<machine::ApplyConfigurationResponse>(
+        "ApplyConfiguration",
+        [&](auto* ctx, auto* resp) { return m_impl->machine->ApplyConfiguration(ctx, req, resp); });
+}
+
+} // namespace ichor::talos

@@ -1,0 +1,119 @@
+// A client of one Talos node's API (apid, port 50000), dialled directly.
+//
+// Two ways to dial (reference/talos-api.md §1):
+//   TlsMode::Mutual   mTLS with a talosconfig context: the server certificate must chain to the
+//                     context's CA and name the address (or DialOptions::server_name); the client
+//                     presents its Ed25519 certificate. Talos API certificates are Ed25519, which
+//                     works because the system gRPC is built on OpenSSL.
+//   TlsMode::Insecure maintenance mode: TLS without a client certificate and without chain
+//                     verification, optionally pinned to certificate fingerprints (talosctl
+//                     --cert-fingerprint, see certs.h spki_fingerprint).
+//
+// Every call is bounded by DialOptions::call_timeout_ms. A failed call returns an Error classified
+// by errors.h (code Timeout, UnknownAuthority, Unreachable, FingerprintMismatch, ...). Replies in
+// Talos's messages envelope are unwrapped: the first message is returned, and a message whose
+// metadata carries an error is a failure too. A client is used by one thread at a time; clients
+// are cheap, make one per node (fanout.h runs many).
+#pragma once
+
+#include "common/talos/address.h"
+#include "common/talos/resources.h"
+#include "common/talos/talosconfig.h"
+#include "common/util/result.h"
+
+#include "machine/machine.pb.h"
+#include "storage/storage.pb.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ichor::talos {
+
+inline constexpr std::int64_t k_default_call_timeout_ms = 20000;
+inline constexpr int k_max_receive_bytes = 32 * 1024 * 1024; // as talosctl and apid
+
+enum class TlsMode { Mutual, Insecure };
+
+struct DialOptions {
+    TlsMode mode = TlsMode::Mutual;
+    std::string ca_pem;  // Mutual: trusted CA
+    std::string crt_pem; // Mutual: client certificate
+    std::string key_pem; // Mutual: client key (any label relabel_private_key accepts)
+    std::vector<std::string> fingerprints; // Insecure: accepted (canonical, parse_fingerprint); empty = any
+    std::string node;        // when set, sent as `node` metadata: the target behind this endpoint
+    std::string server_name; // when set, the TLS name checked instead of the address host
+    std::int64_t call_timeout_ms = k_default_call_timeout_ms;
+};
+
+// Mutual TLS with a context's credentials.
+DialOptions mutual_tls(const TalosContext& context, std::int64_t call_timeout_ms);
+// Maintenance mode, pinned when `fingerprints` is not empty.
+DialOptions insecure(std::vector<std::string> fingerprints, std::int64_t call_timeout_ms);
+
+// What `ApplyConfiguration` may do. There is no REBOOT: Talos v1.14 rejects it outside
+// maintenance, so the mode is always explicit.
+enum class ApplyMode { Auto = 1, NoReboot = 2, Staged = 3, Try = 4 };
+
+struct ResetOptions {
+    bool graceful = false; // leave etcd first (needs a healthy etcd)
+    bool reboot = true;    // false: power off
+    // Volume IDs to wipe on the system disk; empty wipes the whole system disk.
+    std::vector<std::string> system_volumes = {"STATE", "EPHEMERAL"};
+};
+
+// One call made, for the timing an inspection records.
+struct CallRecord {
+    std::string method; // short name, "Version", "Get MachineStatuses.runtime.talos.dev"
+    std::int64_t duration_ms = 0;
+    bool ok = false;
+};
+
+class NodeClient {
+public:
+    // Does not connect: gRPC connects on the first call, so errors arrive from the calls.
+    NodeClient(Address address, DialOptions options);
+    ~NodeClient();
+    NodeClient(NodeClient&&) noexcept;
+    NodeClient& operator=(NodeClient&&) noexcept;
+
+    // The node as messages name it: DialOptions::node when set, else the address as written.
+    [[nodiscard]] const std::string& label() const;
+
+    Result<machine::Version> version();
+    Result<std::string> hostname();
+    Result<std::vector<storage::Disk>> disks();
+
+    // COSI Get (NotFound when missing) and List (empty when none).
+    Result<Resource> cosi_get(std::string_view ns, std::string_view type, std::string_view id);
+    Result<Resource> cosi_get(const ResourceRef& ref) { return cosi_get(ref.ns, ref.type, ref.id); }
+    Result<std::vector<Resource>> cosi_list(std::string_view ns, std::string_view type);
+    Result<std::vector<Resource>> cosi_list(const ResourceRef& ref) { return cosi_list(ref.ns, ref.type); }
+
+    // etcd: needs a control-plane node; the member list needs quorum unless query_local.
+    Result<std::vector<machine::EtcdMember>> etcd_member_list(bool query_local = false);
+    Result<machine::EtcdMemberStatus> etcd_status();
+    Status etcd_leave_cluster();
+    Status etcd_remove_member_by_id(std::uint64_t member_id);
+    Result<std::string> etcd_forfeit_leadership(); // the member that was leader
+
+    // Starts a reset and returns its actor ID at once (the node resets in the background).
+    Result<std::string> reset(const ResetOptions& options);
+    Result<machine::ApplyConfiguration> apply_configuration(const std::string& config, ApplyMode mode,
+                                                            bool dry_run = false);
+
+    // The SPKI fingerprint of the certificate the server presented on the last handshake
+    // (either mode); nullopt before any handshake got that far.
+    [[nodiscard]] std::optional<std::string> peer_fingerprint() const;
+    // Every call made so far, in order.
+    [[nodiscard]] const std::vector<CallRecord>& calls() const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace ichor::talos

@@ -1,0 +1,52 @@
+// How a failed Talos API call becomes an Error: a machine-readable code (the tag
+// ichor.maesh.dev/code), a kind (which decides the exit code) and a message that names the node
+// as the user wrote it, the method, and keeps gRPC's own text.
+#pragma once
+
+#include "common/util/result.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ichor::talos {
+
+// Codes of failed calls. Any gRPC status not listed keeps its gRPC name in UpperCamel
+// ("InvalidArgument", "FailedPrecondition", "Unimplemented", ...).
+namespace code {
+inline constexpr std::string_view k_timeout = "Timeout";                   // deadline passed
+inline constexpr std::string_view k_unknown_authority = "UnknownAuthority"; // server cert not from our CA
+inline constexpr std::string_view k_unreachable = "Unreachable";           // refused, no route, no DNS
+inline constexpr std::string_view k_unavailable = "Unavailable";           // any other UNAVAILABLE
+inline constexpr std::string_view k_permission_denied = "PermissionDenied";
+inline constexpr std::string_view k_not_found = "NotFound";
+inline constexpr std::string_view k_internal = "Internal";
+inline constexpr std::string_view k_fingerprint_mismatch = "FingerprintMismatch";
+} // namespace code
+
+// The gRPC status of a failed call; `code` is a grpc::StatusCode value.
+struct CallFailure {
+    int code = 0;
+    std::string message;
+};
+
+// Classifies a failed call to `label` (the node as written) of `method` (short name, "Version").
+//   DEADLINE_EXCEEDED: "LABEL did not answer within 20s (Version)", Timeout, kind Unreachable.
+//   UNAVAILABLE: when gRPC itself could not connect ("failed to connect to all addresses", a
+//     failed handshake, no DNS): UnknownAuthority if the server certificate failed verification
+//     (OpenSSL "certificate verify failed"), kind Config; Unreachable if the connection was
+//     refused or had no route or name, kind Unreachable. Any other UNAVAILABLE was sent by the
+//     node (an etcd that is down, a failed proxy hop): Unavailable, kind Unreachable.
+//   PERMISSION_DENIED, NOT_FOUND: kind Config. INTERNAL and UNKNOWN: Internal, kind Unreachable
+//     (the node failed, not this program). Others: kind Findings.
+// Every message but the timeout's is "LABEL: SUMMARY (METHOD): GRPC_MESSAGE".
+Error classify_failure(std::string_view label, std::string_view method, const CallFailure& failure,
+                       std::int64_t timeout_ms);
+
+// "LABEL: server certificate fingerprint GOT does not match the pinned PINS (METHOD)",
+// FingerprintMismatch, kind Findings.
+Error fingerprint_mismatch(std::string_view label, std::string_view method, std::string_view got,
+                           const std::vector<std::string>& pins);
+
+} // namespace ichor::talos

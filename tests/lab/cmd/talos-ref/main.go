@@ -1,0 +1,253 @@
+// Command talos-ref is the Go reference reader for benchmarks: per address it makes, with
+// Talos's own client library, the calls an inspection makes, and prints one JSON line per node
+// with the timing of each call.
+//
+//	talos-ref --talosconfig F [--concurrency N] [--insecure] ADDR...
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	cosiv1alpha1 "github.com/cosi-project/runtime/api/v1alpha1"
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
+	"google.golang.org/grpc/status"
+)
+
+const callTimeout = 20 * time.Second
+
+type call struct {
+	Name  string  `json:"name"`
+	MS    float64 `json:"ms"`
+	Code  string  `json:"code"`
+	Error string  `json:"error,omitempty"`
+	Items int     `json:"items,omitempty"`
+}
+
+type result struct {
+	Address  string  `json:"address"`
+	OK       bool    `json:"ok"`
+	Hostname string  `json:"hostname,omitempty"`
+	Version  string  `json:"version,omitempty"`
+	Role     string  `json:"role,omitempty"`
+	TotalMS  float64 `json:"totalMs"`
+	Calls    []call  `json:"calls"`
+	Error    string  `json:"error,omitempty"`
+}
+
+func main() {
+	talosconfig := flag.String("talosconfig", "", "talosconfig file (its current context)")
+	concurrency := flag.Int("concurrency", 16, "nodes read at the same time")
+	insecure := flag.Bool("insecure", false, "maintenance mode: no client certificate, no server verification")
+	flag.Parse()
+
+	if (*talosconfig == "" && !*insecure) || flag.NArg() == 0 || *concurrency < 1 {
+		fmt.Fprintln(os.Stderr, "usage: talos-ref --talosconfig F [--concurrency N] [--insecure] ADDR...")
+		os.Exit(2)
+	}
+
+	var cfg *clientconfig.Config
+
+	if *talosconfig != "" {
+		var err error
+
+		if cfg, err = clientconfig.Open(*talosconfig); err != nil {
+			fmt.Fprintf(os.Stderr, "talos-ref: %v\n", err)
+			os.Exit(3)
+		}
+	}
+
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		failed bool
+		sem    = make(chan struct{}, *concurrency)
+	)
+
+	for _, addr := range flag.Args() {
+		wg.Add(1)
+
+		go func() {
+			defer wg.Done()
+
+			sem <- struct{}{}
+			r := read(cfg, *insecure, addr)
+			<-sem
+
+			line, _ := json.Marshal(r) //nolint:errcheck,errchkjson
+
+			mu.Lock()
+			defer mu.Unlock()
+
+			failed = failed || !r.OK
+			os.Stdout.Write(append(line, '\n')) //nolint:errcheck
+		}()
+	}
+
+	wg.Wait()
+
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func read(cfg *clientconfig.Config, insecure bool, addr string) result {
+	start := time.Now()
+	r := result{Address: addr, Calls: []call{}}
+
+	opts := []client.OptionFunc{client.WithEndpoints(addr)}
+	if insecure {
+		opts = append(opts, client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	} else {
+		opts = append(opts, client.WithConfig(cfg))
+	}
+
+	c, err := client.New(context.Background(), opts...)
+	if err != nil {
+		r.Error = err.Error()
+
+		return r
+	}
+
+	defer c.Close() //nolint:errcheck
+
+	state := cosiv1alpha1.NewStateClient(c.Conn())
+
+	do := func(name string, f func(ctx context.Context) (int, error)) error {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+
+		t0 := time.Now()
+		items, err := f(ctx)
+		cl := call{Name: name, MS: float64(time.Since(t0).Microseconds()) / 1000, Code: status.Code(err).String(), Items: items}
+
+		if err != nil {
+			cl.Error = status.Convert(err).Message()
+		}
+
+		r.Calls = append(r.Calls, cl)
+
+		return err
+	}
+
+	get := func(ns, typ, id string) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			resp, err := state.Get(ctx, &cosiv1alpha1.GetRequest{Namespace: ns, Type: typ, Id: id})
+			if err == nil && typ == "MachineTypes.config.talos.dev" {
+				r.Role = resp.GetResource().GetSpec().GetYamlSpec()
+			}
+
+			return 1, err
+		}
+	}
+
+	list := func(ns, typ string) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			stream, err := state.List(ctx, &cosiv1alpha1.ListRequest{Namespace: ns, Type: typ})
+			if err != nil {
+				return 0, err
+			}
+
+			n := 0
+
+			for {
+				if _, err := stream.Recv(); err != nil {
+					if err == io.EOF {
+						return n, nil
+					}
+
+					return n, err
+				}
+
+				n++
+			}
+		}
+	}
+
+	var errs []error
+
+	errs = append(errs, do("Version", func(ctx context.Context) (int, error) {
+		resp, err := c.Version(ctx)
+		if err == nil {
+			r.Version = resp.GetMessages()[0].GetVersion().GetTag()
+		}
+
+		return 1, err
+	}))
+
+	errs = append(errs, do("Hostname", func(ctx context.Context) (int, error) {
+		resp, err := c.MachineClient.Hostname(ctx, nil)
+		if err == nil {
+			r.Hostname = resp.GetMessages()[0].GetHostname()
+		}
+
+		return 1, err
+	}))
+
+	if !insecure {
+		errs = append(errs, do("MachineConfigs", get("config", "MachineConfigs.config.talos.dev", "v1alpha1")))
+	}
+
+	errs = append(errs,
+		do("SystemInformations", get("hardware", "SystemInformations.hardware.talos.dev", "systeminformation")),
+		do("MachineStatuses", get("runtime", "MachineStatuses.runtime.talos.dev", "machine")),
+	)
+
+	if !insecure {
+		errs = append(errs,
+			do("Infos", get("cluster", "Infos.cluster.talos.dev", "current")),
+			do("MachineTypes", get("config", "MachineTypes.config.talos.dev", "machine-type")),
+		)
+	}
+
+	errs = append(errs,
+		do("LinkStatuses", list("network", "LinkStatuses.net.talos.dev")),
+		do("VolumeStatuses", list("runtime", "VolumeStatuses.block.talos.dev")),
+		do("Disks", list("runtime", "Disks.block.talos.dev")),
+	)
+
+	if r.Role == "controlplane\n" || r.Role == "controlplane" {
+		errs = append(errs,
+			do("EtcdMemberList", func(ctx context.Context) (int, error) {
+				resp, err := c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
+
+				n := 0
+				for _, m := range resp.GetMessages() {
+					n += len(m.GetMembers())
+				}
+
+				return n, err
+			}),
+			do("EtcdStatus", func(ctx context.Context) (int, error) {
+				_, err := c.EtcdStatus(ctx)
+
+				return 1, err
+			}),
+		)
+	}
+
+	if len(r.Role) > 0 && r.Role[len(r.Role)-1] == '\n' {
+		r.Role = r.Role[:len(r.Role)-1]
+	}
+
+	r.OK = true
+
+	for _, err := range errs {
+		if err != nil {
+			r.OK = false
+		}
+	}
+
+	r.TotalMS = float64(time.Since(start).Microseconds()) / 1000
+
+	return r
+}

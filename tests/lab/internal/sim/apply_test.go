@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cosi-project/runtime/pkg/safe"
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/resources/config"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestApplyInMaintenanceJoinsCluster(t *testing.T) {
+	s := startSim(t, testScenario)
+	ctx := callCtx(t)
+
+	data, err := os.ReadFile(filepath.Join(stateDir, "nodes", "t1-w", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	m := insecureClient(t, "127.0.99.4")
+
+	resp, err := m.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_AUTO})
+	if err != nil {
+		t.Fatalf("apply in maintenance: %v", err)
+	}
+
+	if msg := resp.GetMessages()[0]; msg.GetMode() != machine.ApplyConfigurationRequest_NO_REBOOT || msg.GetModeDetails() != "Applied configuration without a reboot" {
+		t.Errorf("apply reply = %+v", msg)
+	}
+
+	waitFor(t, 3*time.Second, "configured", func() bool {
+		st := nodeState(t, s, "t-maint")
+
+		return st.Mode == ModeConfigured && st.Power == powerUp
+	})
+
+	if st := nodeState(t, s, "t-maint"); st.Cluster != "t1" || st.Role != RoleWorker {
+		t.Errorf("after apply: %+v", st)
+	}
+
+	// now the cluster's talosconfig verifies it, and the machine config is the applied bytes
+	c := talosClient(t, "t1", "talosconfig", "127.0.99.4")
+
+	mc, err := safe.StateGetByID[*config.MachineConfig](callCtx(t), c.COSI, config.ActiveID)
+	if err != nil {
+		t.Fatalf("machine config: %v", err)
+	}
+
+	if b, _ := mc.Provider().Bytes(); string(b) != string(data) { //nolint:errcheck
+		t.Error("machine config differs from the applied bytes")
+	}
+}
+
+func TestApplyOutsideMaintenance(t *testing.T) {
+	s := startSim(t, testScenario)
+	ctx := callCtx(t)
+
+	reader := talosClient(t, "t1", "talosconfig-reader", "127.0.99.2")
+
+	_, err := reader.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: []byte("version: v1alpha1\n"), Mode: machine.ApplyConfigurationRequest_AUTO})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("reader apply: %v", err)
+	}
+
+	admin := talosClient(t, "t1", "talosconfig", "127.0.99.2")
+
+	_, err = admin.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: []byte("apiVersion: v1alpha1\nkind: HostnameConfig\nhostname: x\n"), Mode: machine.ApplyConfigurationRequest_NO_REBOOT})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "doesn't contain v1alpha1 config") {
+		t.Errorf("partial config outside maintenance: %v", err)
+	}
+
+	_, err = admin.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: []byte("{{ nonsense"), Mode: machine.ApplyConfigurationRequest_NO_REBOOT})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("garbage: %v", err)
+	}
+
+	current, err := os.ReadFile(filepath.Join(stateDir, "nodes", "t1-w", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	patched, err := ApplyPatch(current, "machine:\n  sysctls:\n    net.core.somaxconn: \"65535\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := admin.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: patched, Mode: machine.ApplyConfigurationRequest_NO_REBOOT}); err != nil {
+		t.Fatalf("admin apply: %v", err)
+	}
+
+	if st := nodeState(t, s, "t1-w"); st.ConfigSHA256 != configDigest(patched) || st.ConfigVersion != 2 {
+		t.Errorf("after apply: %+v", st)
+	}
+
+	// and out of band through the control API
+	if code := control(t, s, http.MethodPost, "/nodes/t1-w/config", "machine:\n  sysctls:\n    vm.max_map_count: \"262144\"\n", nil); code != http.StatusOK {
+		t.Fatalf("POST config: %d", code)
+	}
+
+	mc, err := safe.StateGetByID[*config.MachineConfig](callCtx(t), admin.COSI, config.ActiveID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if got := mc.Config().Machine().Sysctls(); got["vm.max_map_count"] != "262144" || got["net.core.somaxconn"] != "65535" {
+		t.Errorf("sysctls = %v", got)
+	}
+}

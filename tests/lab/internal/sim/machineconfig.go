@@ -1,0 +1,329 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	coreconfig "github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+	"gopkg.in/yaml.v3"
+)
+
+// configComments are the comments `talosctl gen config` writes by default (docs and examples).
+const configComments = encoder.CommentsDocs | encoder.CommentsExamples
+
+// GenParams is everything the generator needs for one node's machine configuration.
+type GenParams struct {
+	ClusterName       string
+	Endpoint          string
+	KubernetesVersion string // "v1.34.4" or "1.34.4"
+	Contract          string // "1.12", "1.13", "1.14"
+	Bundle            *secrets.Bundle
+	Endpoints         []string // talosconfig endpoints (control-plane addresses)
+	Role              string
+	InstallDisk       string
+	InstallImage      string
+	Patches           []string // strategic-merge patches, applied in order
+}
+
+// generator caches the generator's output per (bundle, role, contract, install) so that many
+// nodes of one cluster (bench mode) do not run the generator again and again.
+type generator struct {
+	mu    sync.Mutex
+	cache map[string]coreconfig.Provider
+}
+
+func newGenerator() *generator { return &generator{cache: map[string]coreconfig.Provider{}} }
+
+// Generate runs Talos's generator for the role and contract, applies the patches with Talos's
+// configpatcher (strategic merge), encodes as `talosctl gen config` does and, for contract 1.14,
+// moves the result into the v1.14 layout (layout14).
+func (g *generator) Generate(p GenParams) ([]byte, error) {
+	base, err := g.base(p)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg := base.Clone()
+
+	if len(p.Patches) > 0 {
+		patches := make([]configpatcher.Patch, 0, len(p.Patches))
+
+		for i, text := range p.Patches {
+			patch, err := configpatcher.LoadPatch([]byte(text))
+			if err != nil {
+				return nil, fmt.Errorf("patch %d: %w", i+1, err)
+			}
+
+			patches = append(patches, patch)
+		}
+
+		out, err := configpatcher.Apply(configpatcher.WithConfig(cfg), patches)
+		if err != nil {
+			return nil, fmt.Errorf("apply patches: %w", err)
+		}
+
+		if cfg, err = out.Config(); err != nil {
+			return nil, err
+		}
+	}
+
+	data, err := cfg.EncodeBytes(encoder.WithComments(configComments))
+	if err != nil {
+		return nil, err
+	}
+
+	if p.Contract == "1.14" {
+		return Layout14(data)
+	}
+
+	return data, nil
+}
+
+func (g *generator) base(p GenParams) (coreconfig.Provider, error) {
+	key := fmt.Sprintf("%p|%s|%s|%s|%s|%s|%s|%s", p.Bundle, p.ClusterName, p.Endpoint, p.KubernetesVersion, p.Contract, p.Role, p.InstallDisk, p.InstallImage)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+
+	if cfg, ok := g.cache[key]; ok {
+		return cfg, nil
+	}
+
+	typ := machine.TypeWorker
+	if p.Role == RoleControlPlane {
+		typ = machine.TypeControlPlane
+	}
+
+	in, err := generate.NewInput(p.ClusterName, p.Endpoint, strings.TrimPrefix(p.KubernetesVersion, "v"),
+		generate.WithVersionContract(contractOf(p.Contract)),
+		generate.WithSecretsBundle(p.Bundle),
+		generate.WithEndpointList(p.Endpoints),
+		generate.WithInstallDisk(p.InstallDisk),
+		generate.WithInstallImage(p.InstallImage),
+	)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg, err := in.Config(typ)
+	if err != nil {
+		return nil, err
+	}
+
+	g.cache[key] = cfg
+
+	return cfg, nil
+}
+
+// ApplyPatch applies one strategic-merge patch (YAML) to a configuration the configloader can
+// load, and encodes the result without comments.
+func ApplyPatch(data []byte, patch string) ([]byte, error) {
+	p, err := configpatcher.LoadPatch([]byte(patch))
+	if err != nil {
+		return nil, fmt.Errorf("patch: %w", err)
+	}
+
+	out, err := configpatcher.Apply(configpatcher.WithBytes(data), []configpatcher.Patch{p})
+	if err != nil {
+		return nil, err
+	}
+
+	cfg, err := out.Config()
+	if err != nil {
+		return nil, err
+	}
+
+	return cfg.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+}
+
+// ConfigFacts are the facts the simulator needs from a machine configuration, read from the raw
+// YAML so that both the v1alpha1 layout and the v1.14 multi-document layout work.
+type ConfigFacts struct {
+	HasV1Alpha1  bool
+	MachineType  string // controlplane, worker, init
+	OSCACrt      []byte // PEM
+	OSCAKey      []byte // PEM, empty on workers
+	AcceptedCAs  [][]byte
+	ClusterName  string
+	ClusterID    string
+	Endpoint     string
+	InstallDisk  string
+	InstallImage string
+	Hostname     string
+	CertSANs     []string
+	Kinds        []string // kinds of the typed documents, in order
+}
+
+// Role returns "controlplane" or "worker" ("init" counts as control plane).
+func (f *ConfigFacts) Role() string {
+	switch f.MachineType {
+	case "controlplane", "init":
+		return RoleControlPlane
+	default:
+		return RoleWorker
+	}
+}
+
+// ParseConfigFacts reads the facts from a (possibly multi-document) machine configuration.
+//
+//nolint:gocyclo
+func ParseConfigFacts(data []byte) (*ConfigFacts, error) {
+	docs, err := decodeDocs(data)
+	if err != nil {
+		return nil, err
+	}
+
+	f := &ConfigFacts{}
+
+	for _, d := range docs {
+		if str(d, "version") == "v1alpha1" && str(d, "kind") == "" {
+			f.HasV1Alpha1 = true
+			f.MachineType = str(d, "machine", "type")
+			f.OSCACrt = b64(str(d, "machine", "ca", "crt"))
+			f.OSCAKey = b64(str(d, "machine", "ca", "key"))
+
+			for _, ca := range list(d, "machine", "acceptedCAs") {
+				if m, ok := ca.(map[string]any); ok {
+					if crt := b64(str(m, "crt")); len(crt) > 0 {
+						f.AcceptedCAs = append(f.AcceptedCAs, crt)
+					}
+				}
+			}
+
+			for _, s := range list(d, "machine", "certSANs") {
+				if v, ok := s.(string); ok {
+					f.CertSANs = append(f.CertSANs, v)
+				}
+			}
+
+			f.ClusterName = firstNonEmpty(f.ClusterName, str(d, "cluster", "clusterName"))
+			f.ClusterID = firstNonEmpty(f.ClusterID, str(d, "cluster", "id"))
+			f.Endpoint = firstNonEmpty(f.Endpoint, str(d, "cluster", "controlPlane", "endpoint"))
+			f.InstallDisk = firstNonEmpty(f.InstallDisk, str(d, "machine", "install", "disk"))
+			f.InstallImage = firstNonEmpty(f.InstallImage, str(d, "machine", "install", "image"))
+			f.Hostname = firstNonEmpty(f.Hostname, str(d, "machine", "network", "hostname"))
+
+			continue
+		}
+
+		kind := str(d, "kind")
+		if kind == "" {
+			continue
+		}
+
+		f.Kinds = append(f.Kinds, kind)
+
+		switch kind {
+		case "DiscoveryIdentityConfig":
+			f.ClusterID = firstNonEmpty(str(d, "clusterID"), f.ClusterID)
+		case "KubeClusterConfig":
+			f.ClusterName = firstNonEmpty(str(d, "clusterName"), f.ClusterName)
+			f.Endpoint = firstNonEmpty(str(d, "endpoint"), f.Endpoint)
+		case "HostnameConfig":
+			f.Hostname = firstNonEmpty(str(d, "hostname"), f.Hostname)
+		case "UnattendedInstallConfig":
+			f.InstallImage = firstNonEmpty(str(d, "installer", "image"), f.InstallImage)
+			if m := str(d, "provisioning", "diskSelector", "match"); m != "" {
+				if _, disk, ok := strings.Cut(m, `disk.dev_path == "`); ok {
+					f.InstallDisk = firstNonEmpty(strings.TrimSuffix(strings.Fields(disk)[0], `"`), f.InstallDisk)
+				}
+			}
+		}
+	}
+
+	return f, nil
+}
+
+// LoadsWithConfigloader reports whether Talos's configloader (machinery v1.13.9) accepts data.
+func LoadsWithConfigloader(data []byte) (coreconfig.Provider, error) {
+	return configloader.NewFromBytes(data)
+}
+
+func decodeDocs(data []byte) ([]map[string]any, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+
+	var docs []map[string]any
+
+	for {
+		var d map[string]any
+
+		err := dec.Decode(&d)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+
+		if err != nil {
+			return nil, fmt.Errorf("parse machine configuration: %w", err)
+		}
+
+		if d != nil {
+			docs = append(docs, d)
+		}
+	}
+}
+
+func lookup(m map[string]any, path ...string) any {
+	var cur any = m
+
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+
+		cur = mm[p]
+	}
+
+	return cur
+}
+
+func str(m map[string]any, path ...string) string {
+	switch v := lookup(m, path...).(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func list(m map[string]any, path ...string) []any {
+	l, _ := lookup(m, path...).([]any) //nolint:errcheck
+
+	return l
+}
+
+func b64(s string) []byte {
+	if s == "" {
+		return nil
+	}
+
+	out, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil
+	}
+
+	return out
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+
+	return ""
+}

@@ -1,0 +1,94 @@
+#include "common/stages/trust.h"
+#include "common/util/strings.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ichor;
+using doc::Value;
+
+namespace {
+const std::string k_ca = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n";
+
+bundle::Bundle make_bundle() {
+    std::string text = "cluster:\n  id: prod-id\n  secret: s\ncerts:\n  os:\n    crt: " +
+                       util::base64_encode(k_ca) + "\n    key: k\n";
+    auto b = bundle::parse(text, "secrets.yaml");
+    REQUIRE(b.ok());
+    return *b;
+}
+
+Value inspection(const std::string& addr, const std::string& mode, const std::string& tls,
+                 const std::string& cluster_id, const std::string& ca, const std::string& name) {
+    Value v = Value::object();
+    v["apiVersion"] = "adopt.ichor.maesh.dev/v1alpha1";
+    v["kind"] = "Inspection";
+    v["metadata"]["name"] = addr;
+    v["spec"]["address"] = addr;
+    v["spec"]["talosconfig"]["path"] = "/tc";
+    v["status"]["mode"] = mode;
+    v["status"]["tls"]["outcome"] = tls;
+    if (!cluster_id.empty()) {
+        v["status"]["facts"]["clusterID"] = cluster_id;
+        v["status"]["facts"]["clusterName"] = name;
+        v["status"]["facts"]["talosCA"] = ca;
+    }
+    return v;
+}
+
+std::string code_of(const Value& r) { return r["tags"]["ichor.maesh.dev/code"].get<std::string>(); }
+} // namespace
+
+TEST_CASE("trust verdicts", "[stages][trust]") {
+    auto b = make_bundle();
+    doc::ResourceList list;
+    list.items.push_back(inspection("10.0.0.1", "configured", "verified", "prod-id", k_ca, "prod"));
+    list.items.push_back(inspection("10.0.0.2", "configured", "verified", "other-id", "X", "lab-b"));
+    list.items.push_back(inspection("10.0.0.3", "configured", "unknownAuthority", "", "", ""));
+    list.items.push_back(inspection("10.0.0.4", "maintenance", "insecure", "", "", ""));
+    list.items.push_back(inspection("10.0.0.5", "unreachable", "failed", "", "", ""));
+    Value other = Value::object();
+    other["apiVersion"] = "v1";
+    other["kind"] = "ConfigMap";
+    list.items.push_back(other);
+
+    int refused = stages::check_trust(list, b, {"prod", "ichor-system"});
+    CHECK(refused == 4);
+    CHECK(list.items[0]["status"]["trust"]["verdict"] == "Member");
+    CHECK(list.items[1]["status"]["trust"]["verdict"] == "OtherCluster");
+    CHECK(list.items[2]["status"]["trust"]["verdict"] == "UnknownAuthority");
+    CHECK(list.items[3]["status"]["trust"]["verdict"] == "Maintenance");
+    CHECK(list.items[4]["status"]["trust"]["verdict"] == "Unreachable");
+    CHECK(list.items[5] == other);
+    REQUIRE(list.results.size() == 4);
+    CHECK(code_of(list.results[0]) == "OtherCluster");
+    std::string m = list.results[0]["message"];
+    CHECK(m.find("10.0.0.2: belongs to cluster \"lab-b\", not to \"prod\"") == 0);
+    CHECK(m.find("kubectl ichor reclaim 10.0.0.2 --talosconfig /tc --cluster prod") != std::string::npos);
+    CHECK(m.find("--add-machine") != std::string::npos);
+    std::string u = list.results[1]["message"];
+    CHECK(u.find("--talosconfig is the wrong one") != std::string::npos);
+    CHECK(u.find("x509") == std::string::npos);
+    CHECK(list.results[2]["message"].get<std::string>().find("discovery and approval") != std::string::npos);
+}
+
+TEST_CASE("same cluster ID but another CA is not a member", "[stages][trust]") {
+    auto b = make_bundle();
+    doc::ResourceList list;
+    list.items.push_back(inspection("10.0.0.9", "configured", "verified", "prod-id",
+                                    "-----BEGIN CERTIFICATE-----\nWFla\n-----END CERTIFICATE-----\n", "prod"));
+    CHECK(stages::check_trust(list, b, {"prod", "ichor-system"}) == 1);
+    CHECK(list.items[0]["status"]["trust"]["talosCA"] == false);
+    CHECK(list.items[0]["status"]["trust"]["clusterID"] == true);
+}
+
+TEST_CASE("a rotation under way refuses the bundle Secret", "[bundle]") {
+    Value secret = Value::object();
+    secret["metadata"]["namespace"] = "ichor-system";
+    secret["metadata"]["name"] = "prod-secrets";
+    secret["data"]["bundle.yaml"] = util::base64_encode("cluster: {id: x}\n");
+    secret["data"]["rotation.yaml"] = util::base64_encode("x: y\n");
+    auto r = bundle::from_secret(secret, "bundle.yaml");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == "RotationInProgress");
+    CHECK(r.error().kind == ErrorKind::Findings);
+}

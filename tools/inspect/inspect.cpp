@@ -1,0 +1,176 @@
+#include "tools/inspect/inspect.h"
+
+#include "common/cli/errors.h"
+#include "common/cli/output.h"
+#include "common/cli/run.h"
+#include "common/stages/inspect.h"
+#include "common/stages/tables.h"
+#include "common/talos/certs.h"
+
+#include <ostream>
+
+namespace ichor::tools::inspect {
+
+namespace {
+
+const cli::ToolInfo k_info{
+    "inspect",
+    "Read Talos nodes over their API: identity, configuration (secrets digested), facts, etcd, "
+    "volumes.",
+    "kubectl ichor inspect ADDRESS... [--talosconfig FILE] [--context NAME] [--call-timeout 20s]\n"
+    "      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table] [--jq EXPR]\n"
+    "  kubectl ichor inspect -f INSPECTIONS.yaml -o table",
+    "ADDRESS is host or host:port (port 50000 by default); each node is dialled directly with the\n"
+    "talosconfig's credential (--talosconfig, else $TALOSCONFIG, else ~/.talos/config). Every call\n"
+    "gives up after --call-timeout; nodes are read in parallel. A node whose certificate is not\n"
+    "signed by the talosconfig's CA is probed without a certificate: a node in maintenance mode\n"
+    "answers (mode maintenance, its fingerprint recorded), another cluster's does not (mode\n"
+    "configured, TLS unknown authority). --insecure reads maintenance-mode nodes directly;\n"
+    "--cert-fingerprint pins their certificate.\n",
+    "  # one worker and one control plane, as a table\n"
+    "  kubectl ichor inspect 10.0.0.21 10.0.0.11 --talosconfig ./talosconfig -o table\n"
+    "  # every node's UUID\n"
+    "  kubectl ichor inspect 10.0.0.21 10.0.0.22 --jq '.items[] | [.spec.address, .status.identity.uuid] | @tsv'\n"
+    "  # a node in maintenance mode, pinned\n"
+    "  kubectl ichor inspect 10.0.0.31 --insecure --cert-fingerprint 'abc...='\n"
+    "  # into the next stage\n"
+    "  kubectl ichor inspect 10.0.0.21 | kubectl ichor trustcheck --cluster prod\n",
+};
+
+} // namespace
+
+Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
+    auto opts = cli::make_options(k_info);
+    cli::add_talos_flags(opts, true);
+    opts.add_options("Talos")("insecure", "read maintenance-mode nodes without a client certificate")(
+        "cert-fingerprint", "with --insecure: accept only this certificate fingerprint",
+        cxxopts::value<std::string>(), "FP")("addresses", "", cxxopts::value<std::vector<std::string>>());
+    cli::add_input_flags(opts);
+    cli::add_output_flags(opts);
+    opts.parse_positional({"addresses"});
+    auto r = cli::parse_args(opts, args);
+    if (!r) {
+        return r.error();
+    }
+    cli::Parsed<Options> p;
+    if (r->count("help") != 0) {
+        p.text = cli::help_text(k_info, opts);
+        return p;
+    }
+    if (r->count("version") != 0) {
+        p.text = cli::version_text(k_info);
+        return p;
+    }
+    Options o;
+    if (r->count("addresses") != 0) {
+        o.addresses = (*r)["addresses"].as<std::vector<std::string>>();
+    }
+    auto talos = cli::to_talos_options(*r, true);
+    if (!talos) {
+        return talos.error();
+    }
+    o.talos = *talos;
+    o.insecure = r->count("insecure") != 0;
+    if (r->count("cert-fingerprint") != 0) {
+        o.fingerprint = (*r)["cert-fingerprint"].as<std::string>();
+        if (!o.insecure) {
+            return make_error(ErrorKind::Usage, "--cert-fingerprint pins a maintenance-mode node: it goes with --insecure",
+                              "kubectl ichor inspect ADDRESS --insecure --cert-fingerprint FP", "Usage");
+        }
+    }
+    o.input = cli::to_input_options(*r);
+    auto out = cli::to_output_options(*r);
+    if (!out) {
+        return out.error();
+    }
+    o.output = *out;
+    if (o.addresses.empty() && o.input.file.empty()) {
+        return make_error(ErrorKind::Usage, "no address given",
+                          "kubectl ichor inspect ADDRESS... --talosconfig FILE", "Usage");
+    }
+    if (!o.addresses.empty() && !o.input.file.empty()) {
+        return make_error(ErrorKind::Usage, "give addresses or -f FILE, not both", "", "Usage");
+    }
+    p.options = std::move(o);
+    return p;
+}
+
+namespace {
+
+Result<stages::InspectOptions> resolve(const Options& o, const cli::Streams& s) {
+    stages::InspectOptions io;
+    for (const auto& text : o.addresses) {
+        auto a = talos::parse_address(text);
+        if (!a) {
+            return a.error();
+        }
+        io.addresses.push_back(*a);
+    }
+    io.insecure = o.insecure;
+    io.call_timeout_ms = o.talos.call_timeout_ms;
+    io.concurrency = o.talos.concurrency;
+    if (!o.fingerprint.empty()) {
+        auto fp = talos::parse_fingerprint(o.fingerprint);
+        if (!fp) {
+            return fp.error();
+        }
+        io.fingerprints.push_back(*fp);
+    }
+    if (o.insecure && o.talos.talosconfig.empty()) {
+        return io; // maintenance mode needs no credential
+    }
+    auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
+    if (!cfg) {
+        return cfg.error();
+    }
+    auto ctx = talos::select_context(*cfg, o.talos.context);
+    if (!ctx) {
+        return ctx.error();
+    }
+    io.context = *ctx;
+    io.talosconfig_path = cfg->path;
+    return io;
+}
+
+int exit_for(const stages::InspectOutcome& out) {
+    if (out.failed == 0) {
+        return 0;
+    }
+    if (out.failed < out.nodes) {
+        return cli::exit_code(ErrorKind::Partial);
+    }
+    return cli::exit_code(out.unreachable == out.failed ? ErrorKind::Unreachable : ErrorKind::Findings);
+}
+
+} // namespace
+
+int run(const std::vector<std::string>& args, cli::Streams& s) {
+    auto parsed = parse_options(args);
+    if (!parsed) {
+        return cli::fail(s, "inspect", parsed.error());
+    }
+    if (!parsed->options) {
+        s.out << parsed->text;
+        return 0;
+    }
+    const Options& o = *parsed->options;
+    if (!o.input.file.empty()) {
+        auto list = cli::read_input(s, o.input, "inspect", "Inspections");
+        if (!list) {
+            return cli::fail(s, "inspect", list.error());
+        }
+        auto st = cli::write_list(s, o.output, *list, stages::inspection_table);
+        return st ? 0 : cli::fail(s, "inspect", st.error());
+    }
+    auto io = resolve(o, s);
+    if (!io) {
+        return cli::fail(s, "inspect", io.error());
+    }
+    stages::InspectOutcome out = stages::inspect_nodes(*io);
+    if (auto st = cli::write_list(s, o.output, out.list, stages::inspection_table); !st) {
+        return cli::fail(s, "inspect", st.error());
+    }
+    return exit_for(out);
+}
+
+} // namespace ichor::tools::inspect

@@ -1,0 +1,26 @@
+// kubectl ichor trustcheck: is each inspected node a member of the cluster's PKI?
+#pragma once
+
+#include "common/cli/flags.h"
+#include "common/cli/streams.h"
+
+#include <string>
+#include <vector>
+
+namespace ichor::tools::trustcheck {
+
+struct Options {
+    cli::KubeOptions kube;
+    cli::TalosOptions talos;
+    std::string secrets_bundle;
+    bool recover_secrets = false;
+    std::string recover_from;
+    std::string recover_to;
+    cli::InputOptions input;
+    cli::OutputOptions output;
+};
+
+Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
+int run(const std::vector<std::string>& args, cli::Streams& s);
+
+} // namespace ichor::tools::trustcheck
