@@ -18,6 +18,7 @@ std::string version_text(const ToolInfo& info) {
 cxxopts::Options make_options(const ToolInfo& info) {
     cxxopts::Options opts("kubectl ichor " + info.verb, info.summary);
     opts.custom_help("[flags]");
+    opts.set_width(100);
     opts.add_options()("h,help", "show this help")("version", "print the version");
     return opts;
 }

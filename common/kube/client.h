@@ -1,6 +1,7 @@
 // A generic REST client of the Kubernetes API over libcurl, on doc::Value objects. One client
 // holds one CURL handle (connections are kept alive between calls) and is not thread-safe: use one
-// per thread. Paths come from common/kube/paths.h.
+// per thread. Paths come from common/kube/paths.h. libcurl runs with CURLOPT_NOSIGNAL, so the
+// process should ignore SIGPIPE (common/cli does).
 //
 // Every call returns the API server's object (or list), or an Error typed as in status.h: `code`
 // is the Status reason ("NotFound", "AlreadyExists", "Conflict", "Invalid", "Forbidden",

@@ -17,7 +17,8 @@ std::string etcd_cell(const Value& st) {
     if (!e->value("problem", "").empty()) {
         return "problem";
     }
-    return std::to_string(e->value("members", Value::array()).size()) + " members";
+    size_t n = e->value("members", Value::array()).size();
+    return std::to_string(n) + (n == 1 ? " member" : " members");
 }
 } // namespace
 

@@ -154,7 +154,6 @@ Result<TalosConfig> parse_talosconfig(std::string_view text, const std::string& 
         if (!c) {
             return c.error();
         }
-        cfg.context_names.push_back(name);
         cfg.contexts.push_back(std::move(*c));
     }
     return cfg;
@@ -183,15 +182,15 @@ Result<TalosContext> select_context(const TalosConfig& config, const std::string
                             "pass --context NAME");
     }
     const TalosContext* found = nullptr;
+    std::vector<std::string> names;
     for (const auto& c : config.contexts) {
+        names.push_back(c.name);
         if (c.name == wanted) {
             found = &c;
         }
     }
     if (found == nullptr) {
-        std::string have = config.context_names.empty()
-                               ? "it has none"
-                               : "it has " + util::join(config.context_names, ", ");
+        std::string have = names.empty() ? "it has none" : "it has " + util::join(names, ", ");
         return config_error(config.path + ": no context \"" + wanted + "\" (" + have + ")");
     }
     std::string where = config.path + ": context \"" + wanted + "\"";

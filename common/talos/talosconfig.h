@@ -27,8 +27,7 @@ struct TalosContext {
 struct TalosConfig {
     std::string path;
     std::string current;                // `context:`; may be empty
-    std::vector<std::string> context_names; // in file order
-    std::vector<TalosContext> contexts; // same order; credentials decoded but not yet checked
+    std::vector<TalosContext> contexts; // in file order; credentials decoded, not yet checked
 };
 
 // The file to read: the explicit path, or the default search above. Error when none exists:

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,16 +66,19 @@ ClientOptions options() {
     return o;
 }
 
+// A TalosMachine labelled with its run (BASE-N is labelled ichor.maesh.dev/test=BASE).
 doc::Value machine(const std::string& name) {
+    const std::string run = name.substr(0, name.rfind('-'));
     return doc::Value::parse(R"({"apiVersion":"ichor.maesh.dev/v1alpha1","kind":"TalosMachine",
-        "metadata":{"name":")" + name + R"(","labels":{"ichor.maesh.dev/test":"kube-smoke"},
+        "metadata":{"name":")" + name + R"(","labels":{"ichor.maesh.dev/test":")" + run + R"("},
                     "annotations":{"ichor.maesh.dev/allow-delete":"true"}},
         "spec":{"cluster":"kube-smoke","role":"worker","address":"10.9.0.1"}})");
 }
 
 std::string code_of(const Result<doc::Value>& r) { return r.ok() ? "ok" : r.error().code; }
 
-void check_crud(Client& c, const std::string& base) {
+// Creates BASE-1 and BASE-2, reads and lists them; returns BASE-1's first resourceVersion.
+std::string check_create_get_list(Client& c, const std::string& base) {
     const std::string ns = c.ns();
     const std::string coll = ichor_path("talosmachines", ns);
     const std::string m1 = base + "-1";
@@ -101,20 +105,24 @@ void check_crud(Client& c, const std::string& base) {
     report(c2.ok() && warned, "create with an unknown field: Warning \"unknown field \\\"spec.bogus\\\"\" reached the callback: " +
                                   describe(c2) + ", warnings: " + util::join(g_warnings, " | "));
 
-    auto listed = c.list(coll, {"ichor.maesh.dev/test=kube-smoke", "", 1});
+    auto listed = c.list(coll, {"ichor.maesh.dev/test=" + base, "", 1});
     size_t n = listed.ok() ? (*listed)["items"].size() : 0;
     report(listed.ok() && n == 2 && !(*listed)["metadata"].contains("continue"),
            "list with limit=1 follows continue: " + std::to_string(n) + " items: " + describe(listed));
 
+    return got.ok() ? doc::get_string(*got, "metadata.resourceVersion") : "";
+}
+
+void check_patches(Client& c, const std::string& p1, const std::string& old_rv) {
     auto patched = c.merge_patch(p1, {{"spec", {{"address", "10.9.0.2"}}}});
     report(patched.ok() && doc::get_string(*patched, "spec.address") == "10.9.0.2", "merge patch spec.address: " + describe(patched));
-    std::string old_rv = got.ok() ? doc::get_string(*got, "metadata.resourceVersion") : "";
     auto stale = c.merge_patch(p1, {{"metadata", {{"resourceVersion", old_rv}}}, {"spec", {{"address", "10.9.0.3"}}}});
     report(code_of(stale) == "Conflict", "merge patch with a stale resourceVersion: Conflict: " + describe(stale));
     auto invalid = c.merge_patch(p1, {{"spec", {{"role", "banana"}}}});
     report(code_of(invalid) == "Invalid" && invalid.error().kind == ErrorKind::Config,
            "merge patch spec.role=banana: Invalid: " + describe(invalid));
 
+    const std::string m1 = p1.substr(p1.rfind('/') + 1);
     doc::Value intent = {{"apiVersion", "ichor.maesh.dev/v1alpha1"}, {"kind", "TalosMachine"},
                          {"metadata", {{"name", m1}}},
                          {"spec", {{"cluster", "kube-smoke"}, {"install", {{"disk", "/dev/sda"}}}}}};
@@ -138,8 +146,10 @@ void check_crud(Client& c, const std::string& base) {
     auto ignored = c.merge_patch(p1, {{"status", {{"maintenanceFingerprint", "sha256:ff"}}}});
     report(ignored.ok() && doc::get_string(*ignored, "status.maintenanceFingerprint") == "sha256:00",
            "status written through the main resource is ignored: " + describe(ignored));
+}
 
-    // Deletion as the suite does it: only with the allow-delete annotation, pinned to what was read.
+// Deletion as the suite does it: only with the allow-delete annotation, pinned to what was read.
+void check_delete(Client& c, const std::string& p1, const std::string& old_rv) {
     auto current = c.get(p1);
     bool allowed = current.ok() &&
                    (*current)["metadata"]["annotations"].value("ichor.maesh.dev/allow-delete", "") == "true";
@@ -155,7 +165,6 @@ void check_crud(Client& c, const std::string& base) {
                            : Result<doc::Value>(make_error(ErrorKind::Config, "allow-delete annotation missing"));
     auto gone = c.get(p1);
     report(deleted.ok() && code_of(gone) == "NotFound", "delete with uid and resourceVersion preconditions: " + describe(deleted));
-    (void)c.remove(ichor_path("talosmachines", ns, base + "-2"));
 }
 
 void check_forbidden(const std::string& state, const Environment& env) {
@@ -313,7 +322,12 @@ int main() {
     }
     std::cout << "server " << admin->cluster.server << ", context " << admin->context << ", namespace " << admin->ns << "\n";
     Client c(*admin, env, options());
-    check_crud(c, "kube-smoke-" + std::to_string(::getpid()));
+    const std::string base = "kube-smoke-" + std::to_string(::getpid());
+    const std::string p1 = ichor_path("talosmachines", c.ns(), base + "-1");
+    std::string first_rv = check_create_get_list(c, base);
+    check_patches(c, p1, first_rv);
+    check_delete(c, p1, first_rv);
+    (void)c.remove(ichor_path("talosmachines", c.ns(), base + "-2"));
     check_forbidden(state, env);
     check_exec(state, *admin, env);
     check_merge(state, env);

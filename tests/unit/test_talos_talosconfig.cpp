@@ -60,7 +60,8 @@ TEST_CASE("a talosconfig parses into contexts with PEM credentials", "[talos]") 
     auto cfg = parse_talosconfig(sample(), "/tc");
     REQUIRE(cfg.ok());
     CHECK(cfg->current == "prod");
-    CHECK(cfg->context_names == std::vector<std::string>{"prod", "mismatched", "empty"});
+    REQUIRE(cfg->contexts.size() == 3);
+    CHECK(cfg->contexts[2].name == "empty");
     auto ctx = select_context(*cfg, "");
     REQUIRE(ctx.ok());
     CHECK(ctx->name == "prod");
@@ -89,6 +90,10 @@ TEST_CASE("context errors name the file, the context and the field", "[talos]") 
     REQUIRE_FALSE(mismatched.ok());
     CHECK(mismatched.error().message ==
           "/tc: context \"mismatched\": key: the key does not belong to the certificate");
+
+    auto bare = parse_talosconfig("context: x\n", "/bare");
+    REQUIRE(bare.ok());
+    CHECK(select_context(*bare, "").error().message == "/bare: no context \"x\" (it has none)");
 
     cfg->current.clear();
     auto none = select_context(*cfg, "");

@@ -1,0 +1,79 @@
+// Render of a Talos machine configuration for an Ichor cluster: what Talos's own generator
+// (pkg/machinery config/generate) writes for the cluster, the role, the node's install fields and
+// the cluster's version contract, plus the settings Ichor owns, then the cluster's
+// TalosConfigPatches in the controller's order. docs/render.md is the contract; the golden data
+// of tests/golden/render/ (from Talos's generator) holds it to it. Pure: no network, no clock;
+// the same inputs give the same documents.
+#pragma once
+
+#include "common/bundle/bundle.h"
+#include "common/doc/value.h"
+#include "common/render/patch.h"
+#include "common/util/result.h"
+
+#include <string>
+#include <vector>
+
+namespace ichor::render {
+
+// The versions of the version contract this render knows.
+inline constexpr std::string_view k_contracts[] = {"1.12", "1.13", "1.14"};
+
+// The parts of a TalosCluster the render reads.
+struct ClusterSpec {
+    std::string name;               // metadata.name
+    std::string ns;                 // metadata.namespace
+    std::string cluster_name;       // spec.clusterName, else metadata.name
+    std::string talos_version;      // spec.talosVersion, "v1.13.9"
+    std::string kubernetes_version; // spec.kubernetesVersion without a leading "v"
+    std::string endpoint;
+    std::string version_contract;   // spec.versionContract, else the minor of talosVersion
+    int control_plane_count = 1;
+    std::string cni_preset = "cilium"; // cilium, unmanaged, none
+    doc::Value registry_mirrors;    // spec.registries.mirrors, or null when the cluster sets none
+};
+
+// Reads a TalosCluster object. A missing name, endpoint, talosVersion or kubernetesVersion is a
+// Config error naming the field.
+Result<ClusterSpec> parse_cluster(const doc::Value& talos_cluster);
+
+struct Install {
+    std::string disk;
+    std::string image;
+    bool wipe = false;
+};
+
+struct Input {
+    const ClusterSpec* cluster = nullptr;
+    const bundle::Bundle* bundle = nullptr;
+    std::string role;     // controlplane or worker
+    std::string machine;  // the TalosMachine's name, for machine-layer patches
+    Install install;      // from the node, never from the cluster
+    std::string contract; // empty: the cluster's
+    // TalosConfigPatch objects; render selects and orders those of the cluster, role and machine.
+    std::vector<doc::Value> patches;
+};
+
+// The TalosConfigPatches of `cluster` that apply to the role and machine, in the order the
+// controller applies them: layer cluster, role, machine; within a layer by spec.order, then by
+// metadata.name.
+std::vector<const doc::Value*> select_patches(const std::vector<doc::Value>& patches,
+                                              const std::string& cluster, const std::string& role,
+                                              const std::string& machine);
+
+// The generator's documents for the input, with Ichor's settings and without patches. An
+// unsupported version contract is a Config error (code UnsupportedContract).
+Result<std::vector<doc::Value>> generate(const Input& input);
+
+// generate, then the selected patches. A patch that does not apply is a Findings error (code
+// PatchDoesNotApply) whose message starts "TalosConfigPatch NAME: " and names the path.
+Result<std::vector<doc::Value>> render(const Input& input);
+
+// The contract render uses for the input.
+std::string contract_of(const Input& input);
+
+// The documents moved into the v1.14 layout, as the lab's layout14 transform does
+// (tests/lab/internal/sim/layout14.go; docs/lab.md). Used for contract 1.14.
+std::vector<doc::Value> to_layout14(std::vector<doc::Value> documents);
+
+} // namespace ichor::render

@@ -1,0 +1,190 @@
+// Stage: reclaim. Reset a machine that another cluster configured and register it as a pending
+// TalosMachine (ADR 0128 decision 2, amendments 1, 5, "discovery refreshes pending machines" and
+// 2026-11-07; docs/reclaim.md has the refusal texts):
+//   inspect (every call bounded) -> assess -> typed confirmation -> Reset STATE and EPHEMERAL with
+//   reboot -> wait for maintenance mode -> create, or refresh, the pending TalosMachine.
+// Every refusal comes before the reset, the one write to the node. The stage deletes nothing.
+//
+// The network is behind two interfaces (ReclaimNode, ReclaimRegistry) so that the flow can be
+// tested with fakes; make_node and make_registry give the real ones.
+#pragma once
+
+#include "common/doc/resource_list.h"
+#include "common/kube/client.h"
+#include "common/talos/address.h"
+#include "common/talos/client.h"
+#include "common/talos/talosconfig.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ichor::stages {
+
+inline constexpr std::string_view k_reason_identity_refreshed = "MaintenanceIdentityRefreshed";
+inline constexpr std::string_view k_label_cluster = "ichor.maesh.dev/cluster";
+inline constexpr std::string_view k_reclaim_component = "kubectl-ichor-reclaim";
+
+// A TalosCluster of the namespace and the cluster ID of its bundle ("" when unreadable).
+struct ManagedCluster {
+    std::string name;
+    std::string cluster_id;
+};
+
+// What Ichor records in the namespace.
+struct Known {
+    doc::Value machines = doc::Value::array(); // every TalosMachine of the namespace
+    std::vector<ManagedCluster> clusters;      // every TalosCluster of the namespace
+};
+
+// Why a UUID cannot name one machine, or "" when it can: empty, not a UUID, one digit repeated
+// (all zero, all F), a well-known firmware placeholder, or the UUID of a TalosMachine of the
+// namespace with another serial number. Such a machine is confirmed with its serial number as well,
+// and matched to TalosMachines by UUID and serial together.
+std::string uuid_weakness(const std::string& uuid, const std::string& serial, const doc::Value& machines);
+bool weak_uuid(const std::string& uuid, const std::string& serial, const doc::Value& machines);
+
+struct AssessOptions {
+    std::string address;     // as the user wrote it
+    std::string talosconfig; // the path, for hints
+    std::string cluster;     // --cluster
+    bool force_ungraceful = false;
+};
+
+struct Assessment {
+    bool graceful = true;
+    bool weak_uuid = false;
+    std::vector<std::string> warnings;
+};
+
+// Whether each other etcd member answered EtcdStatus, by member ID (hex as in the Inspection).
+using PeerHealth = std::vector<std::pair<std::string, bool>>;
+
+// Decides on a configured node's Inspection. Refusals are errors (kind Findings, or Config for a
+// node this talosconfig cannot reset), codes: Unreachable, Maintenance, UnknownAuthority,
+// NotAdmin, IchorMachine, EtcdProblem, LastControlPlane, QuorumBreak. A node of a cluster Ichor
+// manages with no approved machine is a warning (amendment 2026-11-07). `peers` is only read
+// when the node's etcd answered.
+Result<Assessment> assess(const doc::Value& inspection, const Known& known, const PeerHealth& peers,
+                          const AssessOptions& options);
+
+// The etcd members other than the node itself, by ID and host (from their peer URLs).
+struct EtcdPeer {
+    std::string id;
+    std::string host;
+};
+std::vector<EtcdPeer> etcd_peers(const doc::Value& inspection);
+
+// The TalosMachine that stands for the machine: approved or rejected machines are never written,
+// a pending one is refreshed only when the identity is the recorded one.
+struct Registration {
+    enum class Action { Create, Refresh, Unchanged, Left };
+    Action action = Action::Create;
+    std::string name;
+    doc::Value machine;      // Create: the object to create (without status); else the one found
+    doc::Value status;       // Create and Refresh: {maintenanceFingerprint, discoveredDisks, discoveredLinks}
+    std::string old_fingerprint; // Refresh
+    std::string why;         // Unchanged and Left: the sentence for the user
+    std::vector<std::string> warnings;
+};
+
+struct RegisterOptions {
+    std::string cluster;
+    std::string ns;
+    std::string address;
+};
+
+// Plans the registration from the namespace's machines and the node's maintenance Inspection.
+Registration plan_registration(const doc::Value& machines, const doc::Value& maintenance,
+                               const RegisterOptions& options);
+
+// The core/v1 Event MaintenanceIdentityRefreshed on `machine` (the object as read back).
+doc::Value refresh_event(const doc::Value& machine, const std::string& old_fingerprint,
+                         const std::string& new_fingerprint, std::chrono::system_clock::time_point now);
+
+// The node, as the reclaim flow talks to it.
+class ReclaimNode {
+public:
+    virtual ~ReclaimNode() = default;
+    // Reads the node with the talosconfig (stages::inspect_node); appends its results.
+    virtual doc::Value inspect(doc::Value& results) = 0;
+    // Whether the etcd member on `host` answers EtcdStatus, asked through the node.
+    virtual bool member_answers(const std::string& host) = 0;
+    virtual Result<std::string> reset(const talos::ResetOptions& options) = 0;
+    // Reads the node without a client certificate, each call bounded by `timeout_ms`. An
+    // Inspection whose status.mode is "maintenance", or an error (the node is still configured,
+    // rebooting, or silent).
+    virtual Result<doc::Value> probe_maintenance(std::int64_t timeout_ms) = 0;
+};
+
+// The Ichor objects, as the reclaim flow reads and writes them.
+class ReclaimRegistry {
+public:
+    virtual ~ReclaimRegistry() = default;
+    virtual Result<Known> known(const std::function<void(std::string_view)>& warn) = 0;
+    virtual Result<doc::Value> machines() = 0; // the TalosMachines of the namespace, read again
+    virtual Result<doc::Value> create_machine(const doc::Value& machine) = 0;
+    virtual Result<doc::Value> patch_machine_status(const std::string& name, const doc::Value& status) = 0;
+    virtual Status create_event(const doc::Value& event) = 0;
+};
+
+struct NodeDial {
+    talos::Address address;
+    talos::TalosContext context;
+    std::string talosconfig_path;
+    std::int64_t call_timeout_ms = talos::k_default_call_timeout_ms;
+};
+std::unique_ptr<ReclaimNode> make_node(const NodeDial& dial);
+// The registry over `kube` in namespace `ns` (the client must outlive it).
+std::unique_ptr<ReclaimRegistry> make_registry(kube::Client& kube, std::string ns);
+
+struct ReclaimOptions {
+    talos::Address address;
+    std::string talosconfig_path;
+    std::string context_name;
+    std::string cluster;
+    std::string ns;
+    bool force_ungraceful = false;
+    std::string confirm_uuid;   // --confirm-uuid; empty: ask on the terminal
+    std::string confirm_serial; // --confirm-serial; asked for only when the UUID is weak
+    std::int64_t call_timeout_ms = talos::k_default_call_timeout_ms;
+    std::int64_t wait_timeout_ms = 15 * 60 * 1000;
+    std::int64_t poll_interval_ms = 1000;
+};
+
+// How the flow speaks to the person running it. `step` and `warn` always print; `progress` only
+// on a terminal. `ask` puts a question on the terminal and returns the typed line; it is empty
+// (or returns nullopt) when there is no terminal.
+struct ReclaimUi {
+    std::function<void(std::string_view)> step;
+    std::function<void(std::string_view)> warn;
+    std::function<void(std::string_view)> progress;
+    std::function<void()> progress_done;
+    std::function<std::optional<std::string>(std::string_view question)> ask;
+    std::function<void(std::int64_t ms)> sleep_ms;
+    std::function<std::chrono::steady_clock::time_point()> now;
+    std::function<std::chrono::system_clock::time_point()> wall_now;
+};
+
+struct ReclaimOutcome {
+    doc::ResourceList list;       // the TalosMachine as registered, and the findings
+    std::optional<Error> failure; // a refusal (nothing done) or a failure after the reset
+    bool reset_done = false;
+    std::string fingerprint;      // the node's new maintenance certificate fingerprint
+    std::optional<Registration::Action> registered;
+};
+
+// The whole flow. Never throws; the outcome says what happened and what failed.
+ReclaimOutcome reclaim(const ReclaimOptions& options, ReclaimNode& node, ReclaimRegistry& registry,
+                       const ReclaimUi& ui);
+
+// The inspection block printed before the confirmation: cluster, role, hostname, address, UUID,
+// serial, Talos version, and an etcd row for a control plane.
+std::string inspection_block(const doc::Value& inspection);
+
+} // namespace ichor::stages

@@ -1,0 +1,59 @@
+# Sourced by the end-to-end tests. The lab is up (ctest fixture "lab", or eval "$(tests/lab/up)"):
+# ICHOR_LAB_STATE and KUBECONFIG are set; the tools are in $ICHOR_BIN.
+set -uo pipefail
+: "${ICHOR_LAB_STATE:?the lab is not up: eval \"\$(tests/lab/up)\"}"
+ICHOR_ROOT=${ICHOR_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+ICHOR_BIN=${ICHOR_BIN:-$ICHOR_ROOT/build/bin}
+export NO_COLOR=1
+LAB=$ICHOR_LAB_STATE/lab.json
+CONTROL=$(jq -r .control "$LAB")
+test_name=$(basename "$0" .sh)
+# Every output of every test is kept here; tests/e2e/zz_secrets_scan.sh reads them all.
+OUT=$ICHOR_LAB_STATE/outputs/$test_name
+rm -rf "$OUT"; mkdir -p "$OUT"
+failures=0; checks=0
+
+node_addr() { jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .address' "$LAB"; }
+node_field() { jq -r --arg n "$1" --arg f "$2" '.nodes[] | select(.name == $n) | .[$f]' "$LAB"; }
+cluster_field() { jq -r --arg n "$1" --arg f "$2" '.clusters[] | select(.name == $n) | .[$f]' "$LAB"; }
+talosconfig() { cluster_field "$1" talosconfig; }
+
+# run NAME CMD...: runs a command, keeping stdout, stderr and the exit code under $OUT/NAME.*
+run() {
+  local name=$1; shift
+  "$@" > "$OUT/$name.out" 2> "$OUT/$name.err" < /dev/null
+  echo $? > "$OUT/$name.rc"
+}
+# run_in NAME INPUT CMD...: the same with INPUT on stdin
+run_in() {
+  local name=$1 input=$2; shift 2
+  "$@" > "$OUT/$name.out" 2> "$OUT/$name.err" < "$input"
+  echo $? > "$OUT/$name.rc"
+}
+out() { cat "$OUT/$1.out"; }
+err() { cat "$OUT/$1.err"; }
+rc() { cat "$OUT/$1.rc"; }
+
+pass() { checks=$((checks + 1)); echo "ok   $*"; }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL $*"; }
+expect_eq() { # expect_eq WHAT GOT WANT
+  if [ "$2" == "$3" ]; then pass "$1"; else fail "$1: got [$2], want [$3]"; fi
+}
+expect_contains() { # expect_contains WHAT HAYSTACK NEEDLE
+  if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: [$3] not in: $(printf '%s' "$2" | head -c 800)"; fi
+}
+expect_not_contains() {
+  if [[ "$2" != *"$3"* ]]; then pass "$1"; else fail "$1: [$3] should not appear"; fi
+}
+
+# The sim's control API.
+sim() { # sim METHOD PATH [JSON]
+  if [ $# -ge 3 ]; then curl -fsS -X "$1" -H 'Content-Type: application/json' -d "$3" "$CONTROL$2"
+  else curl -fsS -X "$1" "$CONTROL$2"; fi
+}
+
+finish() {
+  echo "$test_name: $((checks - failures)) passed, $failures failed"
+  [ "$failures" -eq 0 ] && [ "$checks" -gt 0 ]
+  exit $?
+}

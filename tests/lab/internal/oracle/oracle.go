@@ -1,0 +1,321 @@
+// Package oracle renders the reference machine configurations that the C++ render
+// (common/render) must equal: Talos's own generator (pkg/machinery config/generate) with the
+// options Ichor maps from a TalosCluster, the settings Ichor owns, and the cluster's
+// TalosConfigPatches applied by Talos's configpatcher. docs/render.md is the contract both follow.
+package oracle
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	coreconfig "github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
+	"github.com/siderolabs/talos/pkg/machinery/config/container"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+	"github.com/siderolabs/talos/pkg/machinery/config/types/cri"
+	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
+
+	"ichor.lab/internal/sim"
+)
+
+// Install holds the install-time fields, which come from the node (never from the cluster).
+type Install struct {
+	Disk  string `yaml:"disk"`
+	Image string `yaml:"image"`
+	Wipe  bool   `yaml:"wipe"`
+}
+
+// Input is one render: a TalosCluster object, the node's role and install fields, the version
+// contract ("" = the cluster's), the TalosConfigPatch objects to choose from, and the bundle.
+type Input struct {
+	Cluster  map[string]any
+	Role     string
+	Machine  string // the TalosMachine's name, for machine-layer patches
+	Install  Install
+	Contract string
+	Patches  []map[string]any
+	Bundle   *secrets.Bundle
+}
+
+// PatchError names the TalosConfigPatch that did not apply.
+type PatchError struct {
+	Patch string
+	Err   error
+}
+
+func (e *PatchError) Error() string { return fmt.Sprintf("TalosConfigPatch %s: %v", e.Patch, e.Err) }
+
+// Contract is the version contract a render uses: the input's, else spec.versionContract, else
+// the minor version of spec.talosVersion.
+func Contract(in Input) string {
+	if in.Contract != "" {
+		return in.Contract
+	}
+
+	if c := str(in.Cluster, "spec", "versionContract"); c != "" {
+		return c
+	}
+
+	v := strings.TrimPrefix(str(in.Cluster, "spec", "talosVersion"), "v")
+	parts := strings.SplitN(v, ".", 3)
+
+	if len(parts) >= 2 {
+		return parts[0] + "." + parts[1]
+	}
+
+	return ""
+}
+
+// Render runs the generator and the patches and encodes the result without comments.
+//
+//nolint:gocyclo,cyclop
+func Render(in Input) ([]byte, error) {
+	contract := Contract(in)
+
+	var vc *coreconfig.VersionContract
+
+	switch contract {
+	case "1.12":
+		vc = coreconfig.TalosVersion1_12
+	case "1.13", "1.14":
+		vc = coreconfig.TalosVersion1_13 // 1.14: generated as 1.13, then moved by sim.Layout14
+	default:
+		return nil, fmt.Errorf("unsupported version contract %q", contract)
+	}
+
+	name := str(in.Cluster, "spec", "clusterName")
+	if name == "" {
+		name = str(in.Cluster, "metadata", "name")
+	}
+
+	preset := str(in.Cluster, "spec", "cni", "preset")
+	if preset == "" {
+		preset = "cilium"
+	}
+
+	opts := []generate.Option{
+		generate.WithVersionContract(vc),
+		generate.WithSecretsBundle(in.Bundle),
+		generate.WithInstallDisk(in.Install.Disk),
+		generate.WithInstallImage(in.Install.Image),
+		generate.WithKubePrismPort(7445),
+		generate.WithClusterDiscovery(true),
+	}
+
+	if preset == "cilium" || preset == "none" {
+		opts = append(opts, generate.WithClusterCNIConfig(&v1alpha1.CNIConfig{CNIName: "none"}))
+	}
+
+	mirrors, _ := lookup(in.Cluster, "spec", "registries", "mirrors").(map[string]any) //nolint:errcheck
+	hosts := make([]string, 0, len(mirrors))
+
+	for h := range mirrors {
+		hosts = append(hosts, h)
+	}
+
+	sort.Strings(hosts)
+
+	for _, h := range hosts {
+		m, _ := mirrors[h].(map[string]any) //nolint:errcheck
+
+		var eps []string
+
+		for _, e := range list(m, "endpoints") {
+			eps = append(eps, fmt.Sprint(e))
+		}
+
+		opts = append(opts, generate.WithRegistryMirror(h, eps...))
+	}
+
+	gen, err := generate.NewInput(name, str(in.Cluster, "spec", "endpoint"),
+		strings.TrimPrefix(str(in.Cluster, "spec", "kubernetesVersion"), "v"), opts...)
+	if err != nil {
+		return nil, err
+	}
+
+	typ := machine.TypeWorker
+	if in.Role == "controlplane" {
+		typ = machine.TypeControlPlane
+	}
+
+	cfg, err := gen.Config(typ)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg, err = ichorSettings(cfg, preset, mirrors, in.Install)
+	if err != nil {
+		return nil, err
+	}
+
+	out := configpatcher.WithConfig(cfg)
+
+	for _, p := range Select(in.Patches, str(in.Cluster, "metadata", "name"), in.Role, in.Machine) {
+		pname := str(p, "metadata", "name")
+
+		patch, err := configpatcher.LoadPatch([]byte(str(p, "spec", "patch")))
+		if err != nil {
+			return nil, &PatchError{pname, err}
+		}
+
+		if out, err = configpatcher.Apply(out, []configpatcher.Patch{patch}); err != nil {
+			return nil, &PatchError{pname, err}
+		}
+
+		// A JSON 6902 patch leaves bytes; loading them checks that the result is a configuration.
+		if _, err = out.Config(); err != nil {
+			return nil, &PatchError{pname, err}
+		}
+	}
+
+	final, err := out.Config()
+	if err != nil {
+		return nil, err
+	}
+
+	data, err := final.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+	if err != nil {
+		return nil, err
+	}
+
+	if contract == "1.14" {
+		return sim.Layout14(data)
+	}
+
+	return data, nil
+}
+
+// ichorSettings sets what the generator has no option for: kube-proxy off under Ichor's Cilium,
+// the node's wipe flag, and a mirror's overridePath and skipFallback.
+func ichorSettings(cfg coreconfig.Provider, preset string, mirrors map[string]any, inst Install) (coreconfig.Provider, error) {
+	docs := cfg.Clone().Documents()
+
+	for _, d := range docs {
+		switch t := d.(type) {
+		case *v1alpha1.Config:
+			if preset == "cilium" {
+				if t.ClusterConfig.ProxyConfig == nil {
+					t.ClusterConfig.ProxyConfig = &v1alpha1.ProxyConfig{}
+				}
+
+				t.ClusterConfig.ProxyConfig.Disabled = new(true)
+			}
+
+			if inst.Wipe {
+				t.MachineConfig.MachineInstall.InstallWipe = new(true)
+			}
+		case *cri.RegistryMirrorConfigV1Alpha1:
+			m, _ := mirrors[t.MetaName].(map[string]any) //nolint:errcheck
+			if b, ok := m["skipFallback"].(bool); ok && b {
+				t.RegistrySkipFallback = new(true)
+			}
+
+			if b, ok := m["overridePath"].(bool); ok && b {
+				for i := range t.RegistryEndpoints {
+					t.RegistryEndpoints[i].EndpointOverridePath = new(true)
+				}
+			}
+		}
+	}
+
+	return container.New(docs...)
+}
+
+// Select returns the patches of the cluster that apply to the role and machine, in the order
+// the controller applies them: layer cluster, role, machine; within a layer by spec.order, then
+// by name.
+func Select(patches []map[string]any, cluster, role, machineName string) []map[string]any {
+	rank := map[string]int{"cluster": 0, "role": 1, "machine": 2}
+
+	var out []map[string]any
+
+	for _, p := range patches {
+		if str(p, "spec", "cluster") != cluster {
+			continue
+		}
+
+		switch str(p, "spec", "layer") {
+		case "cluster":
+		case "role":
+			if str(p, "spec", "role") != role {
+				continue
+			}
+		case "machine":
+			if machineName == "" || str(p, "spec", "machine") != machineName {
+				continue
+			}
+		default:
+			continue
+		}
+
+		out = append(out, p)
+	}
+
+	slices.SortStableFunc(out, func(a, b map[string]any) int {
+		if d := rank[str(a, "spec", "layer")] - rank[str(b, "spec", "layer")]; d != 0 {
+			return d
+		}
+
+		if d := num(a, "spec", "order") - num(b, "spec", "order"); d != 0 {
+			return d
+		}
+
+		return strings.Compare(str(a, "metadata", "name"), str(b, "metadata", "name"))
+	})
+
+	return out
+}
+
+// ErrNoCase is returned for an unknown case name.
+var ErrNoCase = errors.New("no such case")
+
+func lookup(m map[string]any, path ...string) any {
+	var cur any = m
+
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+
+		cur = mm[p]
+	}
+
+	return cur
+}
+
+func str(m map[string]any, path ...string) string {
+	switch v := lookup(m, path...).(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func num(m map[string]any, path ...string) int {
+	switch v := lookup(m, path...).(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	default:
+		return 0
+	}
+}
+
+func list(m map[string]any, path ...string) []any {
+	l, _ := lookup(m, path...).([]any) //nolint:errcheck
+
+	return l
+}

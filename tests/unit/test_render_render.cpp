@@ -1,0 +1,187 @@
+// The render against Talos's own generator: every case of tests/golden/render/cases.yaml must
+// equal expected/<case>.yaml (written by tests/lab/cmd/render-oracle) semantically, or fail on
+// the patch that expected/<case>.error names.
+#include "common/render/render.h"
+#include "common/util/files.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+
+using namespace ichor;
+using doc::Value;
+
+namespace {
+
+const std::string k_dir = std::string(ICHOR_SOURCE_DIR) + "/tests/golden/render";
+
+std::string read(const std::string& path) {
+    auto t = util::read_file(path);
+    REQUIRE(t.ok());
+    return *t;
+}
+
+// Semantic form: no nulls or empty containers (Talos omits them), scalars by their text (Talos's
+// schema types every field, so "65535" and 65535 are the same value of a string field).
+Value canonical(const Value& v) {
+    if (v.is_object()) {
+        Value out = Value::object();
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            Value c = canonical(it.value());
+            if (!c.is_null()) {
+                out[it.key()] = std::move(c);
+            }
+        }
+        return out.empty() ? Value() : out;
+    }
+    if (v.is_array()) {
+        Value out = Value::array();
+        for (const auto& i : v) {
+            out.push_back(canonical(i));
+        }
+        return out.empty() ? Value() : out;
+    }
+    if (v.is_null() || v.is_string()) {
+        return v;
+    }
+    return v.dump();
+}
+
+std::map<std::string, Value> by_id(const std::vector<Value>& docs) {
+    std::map<std::string, Value> out;
+    for (const auto& d : docs) {
+        out[render::document_id(d)] = canonical(d);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("render equals Talos's generator on the golden matrix", "[render][golden]") {
+    auto cases_doc = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
+    REQUIRE(cases_doc.ok());
+    const Value& cf = *cases_doc;
+    auto b = bundle::parse(read(k_dir + "/" + cf["bundle"].get<std::string>()), "secrets.yaml");
+    REQUIRE(b.ok());
+    std::map<std::string, Value> patches;
+    for (const auto& p : cf["patches"]) {
+        patches[p["metadata"]["name"].get<std::string>()] = p;
+    }
+    REQUIRE(cf["cases"].size() >= 20);
+    for (const auto& c : cf["cases"]) {
+        const std::string name = c["name"].get<std::string>();
+        SECTION(name) {
+            auto cluster = render::parse_cluster(cf["clusters"][c["cluster"].get<std::string>()]);
+            REQUIRE(cluster.ok());
+            render::Input in;
+            in.cluster = &*cluster;
+            in.bundle = &*b;
+            in.role = c["role"].get<std::string>();
+            in.machine = c.value("machine", "");
+            in.contract = c.value("contract", "");
+            in.install.disk = c["install"].value("disk", "");
+            in.install.image = c["install"].value("image", "");
+            in.install.wipe = c["install"].value("wipe", false);
+            for (const auto& n : c.value("patches", Value::array())) {
+                in.patches.push_back(patches.at(n.get<std::string>()));
+            }
+            auto got = render::render(in);
+            const std::string expected = k_dir + "/expected/" + name;
+            if (std::filesystem::exists(expected + ".error")) {
+                // "TalosConfigPatch NAME: Talos's reason"
+                std::string want = read(expected + ".error");
+                std::string patch = want.substr(0, want.find(':'));
+                REQUIRE_FALSE(got.ok());
+                CHECK(got.error().code == "PatchDoesNotApply");
+                CHECK(got.error().message.starts_with(patch + ": "));
+                continue;
+            }
+            REQUIRE(got.ok());
+            auto want = doc::parse_documents(read(expected + ".yaml"), expected);
+            REQUIRE(want.ok());
+            auto g = by_id(*got);
+            auto w = by_id(*want);
+            for (const auto& [id, d] : w) {
+                INFO("document " << id);
+                REQUIRE(g.count(id) == 1);
+                CHECK(g[id] == d);
+                if (g[id] != d) {
+                    for (auto it = d.begin(); it != d.end(); ++it) {
+                        INFO("key " << it.key() << "\nwant " << it.value().dump() << "\ngot  "
+                                    << (g[id].contains(it.key()) ? g[id][it.key()].dump() : "-"));
+                        CHECK(g[id][it.key()] == it.value());
+                    }
+                }
+            }
+            for (const auto& [id, d] : g) {
+                INFO("document " << id);
+                CHECK(w.count(id) == 1);
+            }
+        }
+    }
+}
+
+TEST_CASE("render is deterministic and pure", "[render]") {
+    auto cases_doc = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
+    REQUIRE(cases_doc.ok());
+    auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
+    REQUIRE(b.ok());
+    auto cluster = render::parse_cluster((*cases_doc)["clusters"]["mirrors"]);
+    REQUIRE(cluster.ok());
+    render::Input in{&*cluster, &*b, "controlplane", "m-cp-1", {"/dev/sda", "img", false}, "", {}};
+    auto a = render::render(in);
+    auto c = render::render(in);
+    REQUIRE(a.ok());
+    REQUIRE(c.ok());
+    CHECK(doc::to_yaml_stream(*a) == doc::to_yaml_stream(*c));
+}
+
+TEST_CASE("render refuses an unknown contract and a cluster without its fields", "[render]") {
+    Value tc = Value::object();
+    tc["metadata"]["name"] = "x";
+    tc["spec"]["talosVersion"] = "v1.11.2";
+    tc["spec"]["kubernetesVersion"] = "v1.33.0";
+    tc["spec"]["endpoint"] = "https://x:6443";
+    auto cluster = render::parse_cluster(tc);
+    REQUIRE(cluster.ok());
+    CHECK(cluster->version_contract == "1.11");
+    bundle::Bundle b;
+    render::Input in{&*cluster, &b, "worker", "", {}, "", {}};
+    auto r = render::render(in);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == "UnsupportedContract");
+    CHECK(r.error().kind == ErrorKind::Config);
+
+    tc["spec"].erase("endpoint");
+    auto bad = render::parse_cluster(tc);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message == "TalosCluster x has no spec.endpoint");
+}
+
+TEST_CASE("patches are selected by cluster, role and machine and ordered by layer, order, name",
+          "[render]") {
+    auto patch = [](std::string name, std::string cluster, std::string layer, std::string target, int order) {
+        Value p = Value::object();
+        p["metadata"]["name"] = name;
+        p["spec"]["cluster"] = cluster;
+        p["spec"]["layer"] = layer;
+        if (layer == "role") {
+            p["spec"]["role"] = target;
+        } else if (layer == "machine") {
+            p["spec"]["machine"] = target;
+        }
+        p["spec"]["order"] = order;
+        return p;
+    };
+    std::vector<Value> ps = {patch("m1", "prod", "machine", "w1", 0), patch("r-cp", "prod", "role", "controlplane", 0),
+                             patch("c-b", "prod", "cluster", "", 1), patch("c-a", "prod", "cluster", "", 1),
+                             patch("c-0", "prod", "cluster", "", 0), patch("r-w", "prod", "role", "worker", -1),
+                             patch("other", "lab-b", "cluster", "", 0), patch("m2", "prod", "machine", "w2", 0)};
+    auto sel = render::select_patches(ps, "prod", "worker", "w1");
+    std::vector<std::string> names;
+    for (const Value* p : sel) {
+        names.push_back((*p)["metadata"]["name"].get<std::string>());
+    }
+    CHECK(names == std::vector<std::string>{"c-0", "c-a", "c-b", "r-w", "m1"});
+}
