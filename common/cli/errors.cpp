@@ -36,7 +36,7 @@ std::string_view exit_status_help() {
 
 namespace {
 void prefix(Streams& s, std::string_view verb, std::string_view word, std::string_view ansi) {
-    s.err << "kubectl ichor " << verb << ": ";
+    s.err << "kubectl ichor" << (verb.empty() ? "" : " ") << verb << ": ";
     if (s.color) {
         s.err << ansi << word << "\033[0m";
     } else {

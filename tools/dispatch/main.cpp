@@ -1,0 +1,3 @@
+#include "common/cli/dispatch.h"
+
+int main(int argc, char** argv) { return ichor::cli::dispatch_main(argc, argv); }
