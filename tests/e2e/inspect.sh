@@ -16,7 +16,7 @@ expect_eq "prod: worker serial" "$(out prod | jq -r '.items[0].status.identity.s
 expect_eq "prod: worker MACs" "$(out prod | jq -c '.items[0].status.identity.macs')" "$(jq -c --arg n prod-w-2 '.nodes[] | select(.name == $n) | .macs' "$LAB")"
 expect_eq "prod: cluster ID" "$(out prod | jq -r '.items[0].status.facts.clusterID')" "$(cluster_field prod clusterID)"
 expect_eq "prod: install disk" "$(out prod | jq -r '.items[0].status.facts.install.disk')" "$(node_field prod-w-2 installDisk)"
-expect_eq "prod: CP etcd members" "$(out prod | jq -r '.items[1].status.etcd.members | length')" 1
+expect_eq "prod: CP etcd members" "$(out prod | jq -r ".items[1].status.etcd.members | length")" 2
 expect_eq "prod: volumes" "$(out prod | jq -r '[.items[0].status.volumes[].id] | sort | join(",")')" "EPHEMERAL,STATE"
 expect_eq "prod: machine token digested" "$(out prod | jq -r '.items[0].status.config[0].machine.token | startswith("sha256:")')" true
 expect_eq "prod: timings recorded" "$(out prod | jq -r '.items[0].status.timings | length > 5')" true

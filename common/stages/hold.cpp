@@ -1,0 +1,400 @@
+#include "common/stages/hold.h"
+
+#include "common/machineconfig/machineconfig.h"
+#include "common/stages/plan.h"
+#include "common/stages/trust.h"
+#include "common/talos/address.h"
+#include "common/util/files.h"
+#include "common/util/strings.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+namespace ichor::stages {
+
+using doc::Value;
+
+namespace {
+
+bool is_created_kind(const Value& item) {
+    std::string kind = item.value("kind", "");
+    return item.value("apiVersion", "") == doc::k_ichor_api &&
+           (kind == "TalosMachine" || kind == "TalosConfigPatch");
+}
+
+std::string plural(const Value& item) {
+    return item.value("kind", "") == "TalosMachine" ? "talosmachines" : "talosconfigpatches";
+}
+
+std::string name_of(const Value& v) { return doc::get_string(v, "metadata.name"); }
+
+Value without_suite_annotations(Value item) {
+    if (item.contains("metadata") && item["metadata"].contains("annotations")) {
+        auto& a = item["metadata"]["annotations"];
+        for (auto k : {k_plan_digest, k_applied_at, k_consented}) {
+            a.erase(std::string(k));
+        }
+    }
+    return item;
+}
+
+bool is_class(const Value& r, std::string_view cls) {
+    return r.contains("tags") && r["tags"].value(std::string(doc::k_tag_class), "") == cls;
+}
+
+} // namespace
+
+std::vector<std::string> consent_lines(const doc::ResourceList& plan) {
+    std::vector<std::string> out;
+    for (const auto& r : plan.results) {
+        if (!is_class(r, "B")) {
+            continue;
+        }
+        const Value* f = doc::find_path(r, "tags.field");
+        if (f == nullptr) {
+            f = doc::find_path(r, "field");
+        }
+        std::string node = r["tags"].value(std::string(doc::k_tag_node), "");
+        if (f != nullptr) {
+            out.push_back(node + ": " + f->value("path", "") + ": " + f->value("currentValue", Value()).dump() +
+                          " -> " + f->value("proposedValue", Value()).dump());
+        } else {
+            out.push_back(r.value("message", ""));
+        }
+    }
+    return out;
+}
+
+Status check_plan_writable(const doc::ResourceList& plan) {
+    int errors = 0;
+    for (const auto& r : plan.results) {
+        errors += r.value("severity", "") == "error" ? 1 : 0;
+    }
+    if (errors > 0) {
+        return make_error(ErrorKind::Findings,
+                          "the plan carries " + std::to_string(errors) +
+                              " error result(s) (refused or blocked machines); nothing was written",
+                          "read them with: kubectl ichor inspect -f PLAN -o table; fix them and plan again",
+                          "PlanHasErrors");
+    }
+    for (const auto& item : plan.items) {
+        if (is_created_kind(item)) {
+            return ok_status();
+        }
+    }
+    return make_error(ErrorKind::Findings, "the plan creates nothing; nothing was written", "",
+                      "NothingToAdopt");
+}
+
+std::string plan_digest(const doc::ResourceList& plan) {
+    Value objs = Value::array();
+    for (const auto& item : plan.items) {
+        if (is_created_kind(item)) {
+            objs.push_back(without_suite_annotations(item));
+        }
+    }
+    return util::sha256_digest(objs.dump());
+}
+
+namespace {
+
+Status write_backups(const doc::ResourceList& plan, const ApplyOptions& o) {
+    ::mkdir(o.backup_dir.c_str(), 0700);
+    for (const auto& item : plan.items) {
+        if (item.value("kind", "") != "Inspection" || doc::find_path(item, "status.config") == nullptr) {
+            continue;
+        }
+        std::string addr = doc::get_string(item, "spec.address");
+        std::vector<Value> docs;
+        for (const auto& d : item["status"]["config"]) {
+            docs.push_back(machineconfig::digest_secrets(d));
+        }
+        // Never over an earlier backup: a rerun in the same second gets the next free suffix.
+        std::string base = o.backup_dir + "/" + addr + "-" + o.now_rfc3339;
+        std::string path = base + ".yaml";
+        Status st = util::write_private_file(path, doc::to_yaml_stream(docs));
+        for (int n = 2; !st && util::read_file(path).ok() && n < 100; ++n) {
+            path = base + "-" + std::to_string(n) + ".yaml";
+            st = util::write_private_file(path, doc::to_yaml_stream(docs));
+        }
+        if (!st) {
+            return st.error().wrap("backup of " + addr);
+        }
+        o.say("saved the live configuration of " + addr + " (secrets digested) to " + path);
+    }
+    return ok_status();
+}
+
+std::string annotation(const Value& obj, std::string_view key) {
+    const Value* a = doc::find_path(obj, "metadata.annotations");
+    if (a == nullptr || !a->is_object() || !a->contains(std::string(key))) {
+        return {};
+    }
+    const Value& v = (*a)[std::string(key)];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+Value stamped(Value item, const std::string& digest, const std::string& consented, const ApplyOptions& o) {
+    auto& md = item["metadata"];
+    md["annotations"][std::string(k_plan_digest)] = digest;
+    md["annotations"][std::string(k_applied_at)] = o.now_rfc3339;
+    if (item.value("kind", "") == "TalosMachine") {
+        md["annotations"][std::string(k_consented)] = consented;
+    }
+    return item;
+}
+
+// The consented class B paths of each machine, as a JSON list, for the zero-drift check later.
+std::string consented_paths(const doc::ResourceList& plan, const std::string& address) {
+    Value paths = Value::array();
+    for (const auto& r : plan.results) {
+        if (is_class(r, "B") && r["tags"].value(std::string(doc::k_tag_node), "") == address) {
+            const Value* f = doc::find_path(r, "field");
+            if (f != nullptr) {
+                paths.push_back(f->value("path", ""));
+            }
+        }
+    }
+    return paths.dump();
+}
+
+} // namespace
+
+Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan, const ApplyOptions& o) {
+    if (auto st = check_plan_writable(plan); !st) {
+        return st.error();
+    }
+    if (auto st = write_backups(plan, o); !st) {
+        return st.error();
+    }
+    std::string digest = plan_digest(plan);
+    ApplyOutcome out;
+    for (const auto& item : plan.items) {
+        if (!is_created_kind(item)) {
+            continue;
+        }
+        std::string ns = doc::get_string(item, "metadata.namespace", kube.ns());
+        std::string name = name_of(item);
+        Value obj = stamped(item, digest, consented_paths(plan, doc::get_string(item, "spec.address")), o);
+        auto created = kube.create(kube::ichor_path(plural(item), ns), obj);
+        if (created) {
+            ++out.created;
+            o.say("created " + item.value("kind", "") + " " + ns + "/" + name);
+            out.list.items.push_back(*created);
+            if (o.after_write) {
+                o.after_write();
+            }
+            continue;
+        }
+        if (created.error().code != "AlreadyExists") {
+            return created.error().wrap("creating " + item.value("kind", "") + " " + ns + "/" + name);
+        }
+        auto existing = kube.get(kube::ichor_path(plural(item), ns, name));
+        if (existing && annotation(*existing, k_plan_digest) == digest) {
+            ++out.existing;
+            o.say(item.value("kind", "") + " " + ns + "/" + name + " already exists from this plan");
+            out.list.items.push_back(*existing);
+        } else {
+            ++out.conflicts;
+            out.list.add_result(doc::Severity::Error,
+                                item.value("kind", "") + " " + ns + "/" + name +
+                                    " already exists and was not written by this plan; it was left as it is",
+                                "Conflict", &item);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+bool has_annotation(const Value& obj, std::string_view key) {
+    const Value* a = doc::find_path(obj, "metadata.annotations");
+    return a != nullptr && a->is_object() && a->contains(std::string(key));
+}
+
+std::string condition(const Value& obj, const std::string& type) {
+    const Value* c = doc::find_path(obj, "status.conditions");
+    if (c == nullptr || !c->is_array()) {
+        return {};
+    }
+    for (const auto& cond : *c) {
+        if (cond.value("type", "") == type) {
+            return cond.value("status", "");
+        }
+    }
+    return {};
+}
+
+// The live zero-drift check: inspect the node again, check its trust, plan it against the cluster
+// with every patch; only the consented class B paths may remain.
+Status zero_drift(kube::Client& kube, const Value& machine, const std::vector<Value>& all_machines,
+                  const std::vector<Value>& patches, const ReleaseOptions& o) {
+    std::string name = name_of(machine);
+    auto addr = talos::parse_address(doc::get_string(machine, "spec.address"));
+    if (!addr) {
+        return addr.error().wrap(name);
+    }
+    doc::ResourceList list;
+    list.items.push_back(inspect_node(*addr, o.inspect, list.results));
+    check_trust(list, *o.bundle, {o.cluster, kube.ns()});
+    PlanInputs in;
+    in.cluster = o.talos_cluster;
+    in.bundle = o.bundle;
+    in.patches = patches;
+    for (const auto& m : all_machines) {
+        if (name_of(m) != name) {
+            in.machines.push_back(m);
+        }
+    }
+    auto summary = plan(list, in, {o.cluster, kube.ns(), true});
+    if (!summary) {
+        return summary.error().wrap(name);
+    }
+    std::set<std::string> consented;
+    if (auto parsed = doc::parse_one(annotation(machine, k_consented), "consented"); parsed && parsed->is_array()) {
+        for (const auto& p : *parsed) {
+            consented.insert(p.get<std::string>());
+        }
+    }
+    std::vector<std::string> problems;
+    for (const auto& r : list.results) {
+        std::string sev = r.value("severity", "");
+        const Value* f = doc::find_path(r, "field");
+        std::string path = f != nullptr ? f->value("path", "") : "";
+        if (sev == "error" || is_class(r, "A") || (is_class(r, "B") && !consented.contains(path))) {
+            problems.push_back(r.value("message", ""));
+        }
+    }
+    if (!problems.empty()) {
+        return make_error(ErrorKind::Findings,
+                          name + ": the live zero-drift check failed; the hold stays: " + util::join(problems, "; "),
+                          "kubectl ichor inspect " + addr->text + " | kubectl ichor trustcheck --cluster " + o.cluster +
+                              " | kubectl ichor drift --cluster " + o.cluster,
+                          "DriftSincePlan");
+    }
+    return ok_status();
+}
+
+Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOptions& o) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+    std::string last = "no answer yet";
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto m = kube.get(kube::ichor_path("talosmachines", kube.ns(), name));
+        if (m) {
+            std::string ready = condition(*m, "Ready");
+            std::string held = condition(*m, "AdoptionHeld");
+            if (ready == "True" && held != "True") {
+                return ok_status();
+            }
+            last = "Ready=" + (ready.empty() ? "unknown" : ready) + (held == "True" ? ", AdoptionHeld" : "");
+        }
+        if (o.progress) {
+            o.progress("waiting for " + name + " to be Ready (" + last + ")");
+        }
+        if (o.sleep_ms) {
+            o.sleep_ms(500);
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        }
+    }
+    return make_error(ErrorKind::Unreachable,
+                      name + ": not Ready within " + util::format_duration_ms(o.timeout_ms) + " (" + last + ")",
+                      "kubectl get talosmachine -n " + kube.ns() + " " + name + " -o yaml", "Timeout");
+}
+
+} // namespace
+
+Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o) {
+    std::string selector = "ichor.maesh.dev/cluster=" + o.cluster;
+    auto machines = kube.list(kube::ichor_path("talosmachines", kube.ns()), {.label_selector = selector});
+    auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
+    if (!machines || !patches) {
+        return machines ? patches.error() : machines.error();
+    }
+    std::vector<Value> all(machines->at("items").begin(), machines->at("items").end());
+    std::vector<Value> all_patches(patches->at("items").begin(), patches->at("items").end());
+    std::vector<Value> held;
+    for (const auto& m : all) {
+        bool chosen = o.machines.empty() ||
+                      std::find(o.machines.begin(), o.machines.end(), name_of(m)) != o.machines.end();
+        if (chosen && has_annotation(m, k_hold_annotation)) {
+            held.push_back(m);
+        }
+    }
+    std::stable_sort(held.begin(), held.end(), [](const Value& a, const Value& b) {
+        return (doc::get_string(a, "spec.role") == "controlplane") > (doc::get_string(b, "spec.role") == "controlplane");
+    });
+    ReleaseOutcome out;
+    for (const auto& m : held) {
+        std::string name = name_of(m);
+        Status st = zero_drift(kube, m, all, all_patches, o);
+        if (st) {
+            Value patch = {{"metadata", {{"annotations", {{std::string(k_hold_annotation), nullptr}}}}}};
+            auto r = kube.merge_patch(kube::ichor_path("talosmachines", kube.ns(), name), patch);
+            st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
+        }
+        if (st) {
+            o.say("released the hold on " + name + "; waiting for Ready");
+            st = wait_ready(kube, name, o);
+        }
+        if (st) {
+            ++out.released;
+            o.say(name + " is Ready");
+            out.list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", &m);
+        } else {
+            ++out.failed;
+            out.list.add_result(doc::Severity::Error, st.error().message + "; hint: " + st.error().hint,
+                                st.error().code, &m);
+        }
+        out.list.items.push_back(m);
+    }
+    if (held.empty()) {
+        out.list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster, "NothingHeld");
+    }
+    return out;
+}
+
+Result<doc::ResourceList> hold_abort(kube::Client& kube, const std::string& cluster,
+                                     const std::vector<std::string>& names) {
+    auto machines = kube.list(kube::ichor_path("talosmachines", kube.ns()),
+                              {.label_selector = "ichor.maesh.dev/cluster=" + cluster});
+    auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
+    if (!machines || !patches) {
+        return machines ? patches.error() : machines.error();
+    }
+    doc::ResourceList out;
+    for (const auto& m : (*machines)["items"]) {
+        std::string name = name_of(m);
+        bool chosen = names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+        if (!chosen || !has_annotation(m, k_hold_annotation) || !has_annotation(m, k_plan_digest)) {
+            continue;
+        }
+        std::vector<std::pair<std::string, const Value*>> victims;
+        for (const auto& p : (*patches)["items"]) {
+            if (doc::get_string(p, "spec.machine") == name && has_annotation(p, k_plan_digest)) {
+                victims.emplace_back("talosconfigpatches", &p);
+            }
+        }
+        victims.emplace_back("talosmachines", &m);
+        for (const auto& [plural_name, obj] : victims) {
+            std::string path = kube::ichor_path(plural_name, kube.ns(), name_of(*obj));
+            Value allow = {{"metadata", {{"annotations", {{std::string(k_allow_delete), "true"}}}}}};
+            auto a = kube.merge_patch(path, allow);
+            auto d = a ? kube.remove(path, {.uid = doc::get_string(*obj, "metadata.uid")}) : Result<Value>(a.error());
+            if (!d) {
+                out.add_result(doc::Severity::Error, "removing " + name_of(*obj) + ": " + d.error().message,
+                               d.error().code, obj);
+            } else {
+                out.add_result(doc::Severity::Info, "removed " + (*obj)["kind"].get<std::string>() + " " + name_of(*obj),
+                               "Removed", obj);
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace ichor::stages

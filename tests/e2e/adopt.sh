@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# kubectl ichor adopt --add-machine and kubectl ichor hold on the lab (issue 6: E1, E2, E4).
+# Leaves the lab as it found it: the machines it adds are removed again at the end.
+. "$(dirname "$0")/lib.sh"
+A=$ICHOR_BIN/kubectl-ichor-adopt
+H=$ICHOR_BIN/kubectl-ichor-hold
+TC=$(talosconfig prod)
+W2=$(node_addr prod-w-2); CP2=$(node_addr prod-cp-2); B=$(node_addr lab-b-cp-1)
+NS=ichor-system
+objects() { kubectl get talosmachines,talosconfigpatches -n $NS -o name | sort | tr '\n' ' '; }
+calls_of() { sim GET "/nodes/$1/calls" | jq -r '[.[] | select(.method | test("ApplyConfiguration|Reset"))] | length'; }
+cleanup() {
+  for m in prod-w-2 prod-cp-2; do
+    kubectl annotate talosmachine -n $NS $m ichor.maesh.dev/allow-delete=true --overwrite > /dev/null 2>&1
+    kubectl delete talosmachine -n $NS $m --ignore-not-found > /dev/null 2>&1
+    kubectl annotate talosconfigpatch -n $NS $m-adopted ichor.maesh.dev/allow-delete=true --overwrite > /dev/null 2>&1
+    kubectl delete talosconfigpatch -n $NS $m-adopted --ignore-not-found > /dev/null 2>&1
+  done
+  kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":1}}}' > /dev/null
+}
+cleanup
+sim DELETE /nodes/prod-w-2/calls > /dev/null
+before=$(objects)
+
+# E1 --plan: role worker, the install disk from its configuration, class A/B drift only.
+run plan "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json
+expect_eq "E1 plan: exit 0" "$(rc plan)" 0
+expect_eq "E1 plan: a worker" "$(out plan | jq -r '.items[] | select(.kind == "TalosMachine") | .spec.role')" worker
+expect_eq "E1 plan: install disk" "$(out plan | jq -r '.items[] | select(.kind == "TalosMachine") | .spec.install.disk')" "$(node_field prod-w-2 installDisk)"
+expect_eq "E1 plan: held" "$(out plan | jq -r '.items[] | select(.kind == "TalosMachine") | .metadata.annotations["ichor.maesh.dev/hold-apply"] != null')" true
+expect_eq "E1 plan: no class C" "$(out plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/class"] == "C")] | length')" 0
+expect_eq "E1 plan: nothing written" "$(objects)" "$before"
+
+# The wrapper and the pipe of single tools give the same bytes (timings aside: they are measured).
+"$ICHOR_BIN/kubectl-ichor-inspect" "$W2" --talosconfig "$TC" 2>/dev/null \
+  | "$ICHOR_BIN/kubectl-ichor-trustcheck" --cluster prod 2>/dev/null \
+  | "$ICHOR_BIN/kubectl-ichor-drift" --cluster prod --add-machine -o json > "$OUT/pipe.json" 2>/dev/null
+norm() { jq -S 'del(.items[].status.timings)' "$1"; }
+if diff <(norm "$OUT/plan.out") <(norm "$OUT/pipe.json") > "$OUT/same-bytes.diff"; then
+  pass "E1: wrapper and pipe give the same plan"
+else
+  fail "E1: wrapper and pipe differ: $(head -c 600 "$OUT/same-bytes.diff")"
+fi
+run explain "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan --explain
+expect_contains "explain: the pipeline" "$(out explain)" "| kubectl ichor drift --cluster prod --add-machine"
+run stages "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan --keep-stages "$OUT/stages"
+expect_eq "keep-stages: three documents" "$(ls "$OUT/stages" | tr '\n' ' ')" "1-inspect.yaml 2-trustcheck.yaml 3-plan.yaml "
+
+# E1 for real: held, released, Ready; the CLI applied nothing to the node.
+sim POST /nodes/prod-w-2/config 'machine: {sysctls: {net.core.somaxconn: "65535"}}' > /dev/null
+run e1 "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" --timeout 60s -o json
+expect_eq "E1: exit 0" "$(rc e1)" 0
+expect_eq "E1: Ready" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" True
+expect_eq "E1: hold released" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.metadata.annotations.ichor\.maesh\.dev/hold-apply}')" ""
+expect_eq "E1: class A captured" "$(kubectl get talosconfigpatch -n $NS prod-w-2-adopted -o jsonpath='{.spec.patch}' | grep -c somaxconn)" 1
+expect_eq "E1: backup 0600" "$(stat -c %a "$OUT"/backups/*.yaml | sort -u)" 600
+expect_eq "E1: no Reset or ApplyConfiguration" "$(calls_of prod-w-2)" 0
+
+# A rerun: already a TalosMachine, skipped, exit 0.
+run rerun "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json
+expect_eq "rerun: exit 0" "$(rc rerun)" 0
+expect_contains "rerun: already a TalosMachine" "$(out rerun | jq -r '[.results[].message] | join("\n")')" "already"
+
+# E4: the TalosMachine deleted (with allow-delete), then added again: no reset, Ready again.
+kubectl annotate talosmachine -n $NS prod-w-2 ichor.maesh.dev/allow-delete=true > /dev/null
+kubectl delete talosmachine -n $NS prod-w-2 > /dev/null
+run e4 "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" --timeout 60s
+expect_eq "E4: exit 0" "$(rc e4)" 0
+expect_eq "E4: Ready again" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" True
+expect_eq "E4: no reset" "$(calls_of prod-w-2)" 0
+
+# Another cluster's node: refused, naming reclaim; nothing written.
+before=$(objects)
+run labb "$A" --cluster prod --add-machine "$B" --talosconfig "$TC" --yes
+expect_eq "lab-b: exit 1" "$(rc labb)" 1
+expect_contains "lab-b: names reclaim" "$(out labb)" "kubectl ichor reclaim $B"
+expect_eq "lab-b: nothing written" "$(objects)" "$before"
+
+# E2: a control plane while spec.controlPlane.count is 1: refused before any write; then adopted.
+run e2 "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes
+expect_eq "E2: exit 1" "$(rc e2)" 1
+expect_contains "E2: raise the count first" "$(out e2 | jq -r '[.results[].message] | join("\n")' 2>/dev/null || out e2)" "controlPlane.count"
+expect_eq "E2: nothing written" "$(objects)" "$before"
+kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":2}}}' > /dev/null
+run e2b "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" --timeout 60s
+expect_eq "E2 after raising the count: exit 0" "$(rc e2b)" 0
+expect_eq "E2: Ready" "$(kubectl get talosmachine -n $NS prod-cp-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" True
+
+# hold apply killed between its writes, then run again: converges, no duplicates.
+cleanup
+"$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan > "$OUT/kill-plan.yaml" 2>/dev/null
+ICHOR_TEST_KILL_AFTER_WRITES=1 "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups" > /dev/null 2>&1
+killed=$?
+expect_eq "killed after one write" "$killed" 137
+expect_eq "killed: the machine was written, not the patch" "$(objects | grep -c 'talosconfigpatch.*prod-w-2')" 0
+run again "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups"
+expect_eq "rerun after the kill: exit 0" "$(rc again)" 0
+expect_contains "rerun after the kill: the machine is recognised" "$(err again)" "already exists from this plan"
+expect_eq "rerun after the kill: both objects, once" "$(objects | grep -o 'prod-w-2[a-z-]*' | sort | tr '\n' ' ')" "prod-w-2 prod-w-2-adopted "
+run release "$H" release --cluster prod --talosconfig "$TC" --timeout 60s
+expect_eq "hold release: exit 0" "$(rc release)" 0
+# hold abort removes only held machines: hold a fresh plan, then abort it.
+cleanup
+"$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups" > /dev/null 2>&1
+run abort "$H" abort --cluster prod
+expect_eq "hold abort: exit 0" "$(rc abort)" 0
+expect_eq "hold abort: removed" "$(objects | grep -c 'prod-w-2')" 0
+expect_eq "hold abort: approved machines stay" "$(objects | grep -c 'prod-w-1')" 1
+
+# No terminal and no --yes: refused, nothing written.
+run noconsent "$H" apply -f "$OUT/kill-plan.yaml"
+expect_eq "no consent: exit 1" "$(rc noconsent)" 1
+expect_contains "no consent: says so" "$(err noconsent)" "consent needed"
+sim POST /nodes/prod-w-2/config 'machine: {sysctls: {net.core.somaxconn: {$patch: delete}}}' > /dev/null
+cleanup
+finish
