@@ -295,26 +295,34 @@ Result<std::vector<Value>> generate(const Input& in) {
     return docs;
 }
 
-Result<std::vector<Value>> render(const Input& in) {
+Result<std::vector<Value>> render_patched(const Input& in) {
     auto docs = generate(in);
     if (!docs) {
         return docs;
     }
     for (const Value* p : select_patches(in.patches, in.cluster->name, in.role, in.machine)) {
         const std::string name = str_at(*p, "metadata.name");
-        auto st = apply_patch_text(*docs, str_at(*p, "spec.patch"), "TalosConfigPatch " + name);
+        auto st = apply_patch_text(*docs, str_at(*p, "spec.patch"), "spec.patch");
         if (!st) {
-            Error e = st.error();
-            if (!e.message.starts_with("TalosConfigPatch ")) {
-                e = e.wrap("TalosConfigPatch " + name);
-            }
-            return e;
+            return st.error().wrap("TalosConfigPatch " + name);
         }
     }
-    if (contract_of(in) == "1.14") {
-        return to_layout14(std::move(*docs));
-    }
     return docs;
+}
+
+std::vector<Value> finish(std::vector<Value> documents, const Input& in) {
+    if (contract_of(in) == "1.14") {
+        return to_layout14(std::move(documents));
+    }
+    return documents;
+}
+
+Result<std::vector<Value>> render(const Input& in) {
+    auto docs = render_patched(in);
+    if (!docs) {
+        return docs;
+    }
+    return finish(std::move(*docs), in);
 }
 
 } // namespace ichor::render

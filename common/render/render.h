@@ -69,6 +69,12 @@ Result<std::vector<doc::Value>> generate(const Input& input);
 // PatchDoesNotApply) whose message starts "TalosConfigPatch NAME: " and names the path.
 Result<std::vector<doc::Value>> render(const Input& input);
 
+// render in two steps, so that a caller can apply one more patch without parsing the others
+// again: the documents after the patches, before any layout move; then the input's layout
+// (to_layout14 for contract 1.14, else unchanged). render(in) == finish(render_patched(in), in).
+Result<std::vector<doc::Value>> render_patched(const Input& input);
+std::vector<doc::Value> finish(std::vector<doc::Value> documents, const Input& input);
+
 // The contract render uses for the input.
 std::string contract_of(const Input& input);
 

@@ -11,8 +11,13 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${ICHOR_BIN:-$here/../../build/bin}
 fail=0; n=0
-cases=$(find "${@:-$here}" -mindepth 2 -maxdepth 2 -type d | sort)
+if [ $# -gt 0 ]; then
+  cases=$(find "$@" -mindepth 1 -maxdepth 1 -type d | sort)   # tool folders given: their cases
+else
+  cases=$(find "$here" -mindepth 2 -maxdepth 2 -type d | sort)
+fi
 for c in $cases; do
+  c=$(cd "$c" && pwd)
   [ -f "$c/args" ] || continue
   tool=$(basename "$(dirname "$c")")
   mapfile -t args < "$c/args"

@@ -13,7 +13,7 @@ std::vector<Value> config(const std::string& yaml) {
     return *d;
 }
 
-Status apply(std::vector<Value>& docs, const std::string& patch) {
+Status patch_with(std::vector<Value>& docs, const std::string& patch) {
     return render::apply_patch_text(docs, patch, "TalosConfigPatch p");
 }
 
@@ -48,7 +48,7 @@ auto: stable
 
 TEST_CASE("strategic merge: maps merge, lists append, replace lists replace", "[render][patch]") {
     auto docs = config(k_base);
-    REQUIRE(apply(docs, R"(machine:
+    REQUIRE(patch_with(docs, R"(machine:
   certSANs: [b.example]
   sysctls: {net.core.somaxconn: "65535", kernel.pid_max: "10"}
   install: {image: "", wipe: true}
@@ -78,7 +78,7 @@ cluster:
 
 TEST_CASE("strategic merge: typed documents merge by identity or are appended", "[render][patch]") {
     auto docs = config(k_base);
-    REQUIRE(apply(docs, R"(apiVersion: v1alpha1
+    REQUIRE(patch_with(docs, R"(apiVersion: v1alpha1
 kind: RegistryMirrorConfig
 name: docker.io
 endpoints: [{url: https://m2}]
@@ -95,7 +95,7 @@ endpoints: [{url: https://g}]
 
 TEST_CASE("$patch: delete removes keys, list items and documents; delete then set", "[render][patch]") {
     auto docs = config(k_base);
-    REQUIRE(apply(docs, R"(machine:
+    REQUIRE(patch_with(docs, R"(machine:
   sysctls:
     vm.swappiness:
       $patch: delete
@@ -133,22 +133,22 @@ endpoints: [{url: https://only}]
 
 TEST_CASE("a patch of the wrong type names the path", "[render][patch]") {
     auto docs = config(k_base);
-    auto st = apply(docs, "machine:\n  sysctls: [a]\n");
+    auto st = patch_with(docs, "machine:\n  sysctls: [a]\n");
     REQUIRE_FALSE(st.ok());
     CHECK(st.error().code == "PatchDoesNotApply");
     CHECK(st.error().kind == ErrorKind::Findings);
     CHECK(st.error().message == "machine.sysctls: a list where the configuration has a mapping");
 
     auto fresh = config("version: v1alpha1\nmachine:\n  type: worker\n");
-    auto st2 = apply(fresh, "machine:\n  certSANs: {a: b}\n");
+    auto st2 = patch_with(fresh, "machine:\n  certSANs: {a: b}\n");
     REQUIRE_FALSE(st2.ok());
     CHECK(st2.error().message == "machine.certSANs: a mapping where the configuration has a list");
 
-    auto st3 = apply(docs, "machine: [sysctls");
+    auto st3 = patch_with(docs, "machine: [sysctls");
     REQUIRE_FALSE(st3.ok());
     CHECK(st3.error().message.starts_with("TalosConfigPatch p:"));
 
-    auto st4 = apply(docs, "machine:\n  kernel:\n    modules:\n      - name: nope\n        $patch: delete\n");
+    auto st4 = patch_with(docs, "machine:\n  kernel:\n    modules:\n      - name: nope\n        $patch: delete\n");
     REQUIRE_FALSE(st4.ok());
     CHECK(st4.error().message.find("machine.kernel.modules") != std::string::npos);
 }
@@ -156,15 +156,15 @@ TEST_CASE("a patch of the wrong type names the path", "[render][patch]") {
 TEST_CASE("JSON 6902 applies to a one-document configuration only", "[render][patch]") {
     auto docs = config(k_base);
     const std::string ops = "- op: add\n  path: /machine/sysctls/x\n  value: \"1\"\n";
-    auto st = apply(docs, ops);
+    auto st = patch_with(docs, ops);
     REQUIRE_FALSE(st.ok());
     CHECK(st.error().message ==
           "JSON6902 patches are not supported for multi-document machine configuration");
 
     auto one = config("version: v1alpha1\nmachine:\n  sysctls: {}\n");
-    REQUIRE(apply(one, ops).ok());
+    REQUIRE(patch_with(one, ops).ok());
     CHECK(one[0]["machine"]["sysctls"]["x"] == "1");
-    auto bad = apply(one, "- op: remove\n  path: /machine/nothing\n");
+    auto bad = patch_with(one, "- op: remove\n  path: /machine/nothing\n");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().code == "PatchDoesNotApply");
 }

@@ -20,21 +20,6 @@ import (
 	"ichor.lab/internal/oracle"
 )
 
-type caseFile struct {
-	Bundle   string                    `yaml:"bundle"`
-	Clusters map[string]map[string]any `yaml:"clusters"`
-	Patches  []map[string]any          `yaml:"patches"`
-	Cases    []struct {
-		Name     string         `yaml:"name"`
-		Cluster  string         `yaml:"cluster"`
-		Role     string         `yaml:"role"`
-		Machine  string         `yaml:"machine"`
-		Contract string         `yaml:"contract"`
-		Install  oracle.Install `yaml:"install"`
-		Patches  []string       `yaml:"patches"`
-	} `yaml:"cases"`
-}
-
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "render-oracle:", err)
@@ -62,31 +47,16 @@ func run() error {
 			return err
 		}
 
-		return os.WriteFile(*newBundle, data, 0o600)
+		return os.WriteFile(*newBundle, data, 0o644) // test-only secrets, committed
 	}
 
 	if *cases == "" || *out == "" {
 		return errors.New("usage: render-oracle --cases FILE --out DIR | --new-bundle FILE")
 	}
 
-	data, err := os.ReadFile(*cases)
+	cf, err := oracle.LoadCases(*cases)
 	if err != nil {
 		return err
-	}
-
-	var cf caseFile
-	if err = yaml.Unmarshal(data, &cf); err != nil {
-		return fmt.Errorf("%s: %w", *cases, err)
-	}
-
-	bundle, err := secrets.LoadBundle(filepath.Join(filepath.Dir(*cases), cf.Bundle))
-	if err != nil {
-		return err
-	}
-
-	byName := map[string]map[string]any{}
-	for _, p := range cf.Patches {
-		byName[str(p, "metadata", "name")] = p
 	}
 
 	if err = os.MkdirAll(*out, 0o755); err != nil {
@@ -94,30 +64,11 @@ func run() error {
 	}
 
 	for _, c := range cf.Cases {
-		cluster, ok := cf.Clusters[c.Cluster]
-		if !ok {
-			return fmt.Errorf("case %s: no cluster %q", c.Name, c.Cluster)
-		}
-
-		var patches []map[string]any
-
-		for _, n := range c.Patches {
-			p, ok := byName[n]
-			if !ok {
-				return fmt.Errorf("case %s: no patch %q", c.Name, n)
-			}
-
-			patches = append(patches, p)
-		}
-
-		rendered, err := oracle.Render(oracle.Input{
-			Cluster: cluster, Role: c.Role, Machine: c.Machine, Install: c.Install,
-			Contract: c.Contract, Patches: patches, Bundle: bundle,
-		})
+		rendered, err := cf.Render(c)
 
 		base := filepath.Join(*out, c.Name)
-		_ = os.Remove(base + ".yaml")
-		_ = os.Remove(base + ".error")
+		_ = os.Remove(base + ".yaml")  //nolint:errcheck
+		_ = os.Remove(base + ".error") //nolint:errcheck
 
 		var pe *oracle.PatchError
 
@@ -136,21 +87,4 @@ func run() error {
 	}
 
 	return nil
-}
-
-func str(m map[string]any, path ...string) string {
-	var cur any = m
-
-	for _, p := range path {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return ""
-		}
-
-		cur = mm[p]
-	}
-
-	s, _ := cur.(string) //nolint:errcheck
-
-	return s
 }

@@ -5,8 +5,9 @@
 package oracle
 
 import (
-	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -21,8 +22,80 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/types/cri"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
+	"gopkg.in/yaml.v3"
+
 	"ichor.lab/internal/sim"
 )
+
+// Cases is a cases file (tests/golden/render/cases.yaml): clusters and patches by name, and the
+// matrix of renders.
+type Cases struct {
+	Bundle   string                    `yaml:"bundle"`
+	Clusters map[string]map[string]any `yaml:"clusters"`
+	Patches  []map[string]any          `yaml:"patches"`
+	Cases    []Case                    `yaml:"cases"`
+
+	bundle *secrets.Bundle
+}
+
+// Case is one render of the matrix.
+type Case struct {
+	Name     string   `yaml:"name"`
+	Cluster  string   `yaml:"cluster"`
+	Role     string   `yaml:"role"`
+	Machine  string   `yaml:"machine"`
+	Contract string   `yaml:"contract"`
+	Install  Install  `yaml:"install"`
+	Patches  []string `yaml:"patches"`
+}
+
+// LoadCases reads a cases file and the secrets bundle it names (relative to the file).
+func LoadCases(path string) (*Cases, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+
+	var cf Cases
+	if err = yaml.Unmarshal(data, &cf); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+
+	if cf.bundle, err = secrets.LoadBundle(filepath.Join(filepath.Dir(path), cf.Bundle)); err != nil {
+		return nil, err
+	}
+
+	return &cf, nil
+}
+
+// Render renders one case: the configuration, or a *PatchError when a patch does not apply.
+func (cf *Cases) Render(c Case) ([]byte, error) {
+	cluster, ok := cf.Clusters[c.Cluster]
+	if !ok {
+		return nil, fmt.Errorf("case %s: no cluster %q", c.Name, c.Cluster)
+	}
+
+	byName := map[string]map[string]any{}
+	for _, p := range cf.Patches {
+		byName[str(p, "metadata", "name")] = p
+	}
+
+	var patches []map[string]any
+
+	for _, n := range c.Patches {
+		p, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("case %s: no patch %q", c.Name, n)
+		}
+
+		patches = append(patches, p)
+	}
+
+	return Render(Input{
+		Cluster: cluster, Role: c.Role, Machine: c.Machine, Install: c.Install,
+		Contract: c.Contract, Patches: patches, Bundle: cf.bundle,
+	})
+}
 
 // Install holds the install-time fields, which come from the node (never from the cluster).
 type Install struct {
@@ -271,9 +344,6 @@ func Select(patches []map[string]any, cluster, role, machineName string) []map[s
 
 	return out
 }
-
-// ErrNoCase is returned for an unknown case name.
-var ErrNoCase = errors.New("no such case")
 
 func lookup(m map[string]any, path ...string) any {
 	var cur any = m

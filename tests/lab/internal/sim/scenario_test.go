@@ -99,7 +99,7 @@ func TestShippedScenarios(t *testing.T) {
 
 	want := map[string]string{
 		"prod-cp-1": "127.0.0.11 prod controlplane configured approved", "prod-w-1": "127.0.0.12 prod worker configured approved",
-		"prod-w-2": "127.0.0.13 prod worker configured none", "lab-b-cp-1": "127.0.0.21 lab-b controlplane configured none",
+		"prod-w-2": "127.0.0.13 prod worker configured none", "prod-cp-2": "127.0.0.14 prod controlplane configured none", "lab-b-cp-1": "127.0.0.21 lab-b controlplane configured none",
 		"maint-1": "127.0.0.31   maintenance none",
 	}
 

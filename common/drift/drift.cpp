@@ -1,0 +1,245 @@
+#include "common/drift/drift.h"
+
+#include "common/machineconfig/machineconfig.h"
+
+#include <map>
+#include <set>
+
+namespace ichor::drift {
+
+using doc::Value;
+
+namespace {
+
+Value& at(Value& root, const std::vector<std::string>& path, size_t n) {
+    Value* v = &root;
+    for (size_t i = 0; i < n; ++i) {
+        if (!v->is_object()) {
+            *v = Value::object();
+        }
+        v = &(*v)[path[i]];
+    }
+    return *v;
+}
+
+const Value* find(const Value& root, const std::vector<std::string>& path, size_t n) {
+    const Value* v = &root;
+    for (size_t i = 0; i < n; ++i) {
+        if (!v->is_object()) {
+            return nullptr;
+        }
+        auto it = v->find(path[i]);
+        if (it == v->end()) {
+            return nullptr;
+        }
+        v = &*it;
+    }
+    return v;
+}
+
+// A value as a patch may carry it: no secrets (the node's are digests), no digests.
+Value without_secrets(const Value& v) {
+    if (v.is_object()) {
+        Value out = Value::object();
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (!machineconfig::is_secret_key(it.key())) {
+                out[it.key()] = without_secrets(it.value());
+            }
+        }
+        return out;
+    }
+    if (v.is_array()) {
+        Value out = Value::array();
+        for (const auto& i : v) {
+            out.push_back(without_secrets(i));
+        }
+        return out;
+    }
+    return v;
+}
+
+Value delete_marker() { return Value{{"$patch", "delete"}}; }
+
+Value typed_doc(const char* kind, const std::string& name) {
+    Value d = Value::object();
+    d["apiVersion"] = "v1alpha1";
+    d["kind"] = kind;
+    d["name"] = name;
+    return d;
+}
+
+Value mirror_doc(const std::string& host, const Value& m) {
+    Value d = typed_doc("RegistryMirrorConfig", host);
+    bool override_path = m.value("overridePath", false);
+    Value eps = Value::array();
+    for (const auto& url : m.value("endpoints", Value::array())) {
+        Value e = Value::object();
+        e["url"] = url;
+        if (override_path) {
+            e["overridePath"] = true;
+        }
+        eps.push_back(std::move(e));
+    }
+    d["endpoints"] = std::move(eps);
+    if (m.value("skipFallback", false)) {
+        d["skipFallback"] = true;
+    }
+    return d;
+}
+
+// The registry document a fact path belongs to: {kind, host}, or empty for a v1alpha1 path.
+std::pair<std::string, std::string> registry_doc(const std::vector<std::string>& p) {
+    if (p.size() >= 4 && p[0] == "machine" && p[1] == "registries" && p[2] == "mirrors") {
+        return {"RegistryMirrorConfig", p[3]};
+    }
+    if (p.size() >= 5 && p[0] == "machine" && p[1] == "registries" && p[2] == "config") {
+        if (p[4] == "tls") {
+            return {"RegistryTLSConfig", p[3]};
+        }
+        if (p[4] == "auth") {
+            return {"RegistryAuthConfig", p[3]};
+        }
+    }
+    return {};
+}
+
+std::vector<std::string> registry_fact_path(const std::string& kind, const std::string& host) {
+    if (kind == "RegistryMirrorConfig") {
+        return {"machine", "registries", "mirrors", host};
+    }
+    return {"machine", "registries", "config", host, kind == "RegistryTLSConfig" ? "tls" : "auth"};
+}
+
+bool overlaps(const std::string& a, const std::string& b) {
+    auto under = [](const std::string& x, const std::string& y) {
+        return x.size() > y.size() && x.starts_with(y) && x[y.size()] == '.';
+    };
+    return a == b || under(a, b) || under(b, a);
+}
+
+} // namespace
+
+std::string capture_patch(const std::vector<Change>& changes, const Value& live_facts,
+                          const Value& rendered_facts) {
+    Value deletes = Value::object();
+    Value sets = Value::object();
+    std::set<std::pair<std::string, std::string>> registries;
+    for (const auto& c : changes) {
+        if (auto reg = registry_doc(c.path); !reg.first.empty()) {
+            registries.insert(reg);
+            continue;
+        }
+        bool list = c.current.is_array() || c.proposed.is_array();
+        bool shape = c.current.is_object() != c.proposed.is_object();
+        if (!c.proposed.is_null() && (c.current.is_null() || list || shape)) {
+            at(deletes, c.path, c.path.size()) = delete_marker();
+        }
+        if (!c.current.is_null()) {
+            const Value* live = find(live_facts, c.path, c.path.size());
+            at(sets, c.path, c.path.size()) = without_secrets(live != nullptr ? *live : c.current);
+        }
+    }
+    std::vector<Value> docs;
+    if (!deletes.empty()) {
+        docs.push_back(std::move(deletes));
+    }
+    std::vector<Value> reg_sets;
+    for (const auto& [kind, host] : registries) {
+        auto path = registry_fact_path(kind, host);
+        const Value* was = find(rendered_facts, path, path.size());
+        const Value* now = find(live_facts, path, path.size());
+        if (was != nullptr) {
+            Value d = typed_doc(kind.c_str(), host);
+            d["$patch"] = "delete";
+            docs.push_back(std::move(d));
+        }
+        if (now == nullptr) {
+            continue;
+        }
+        if (kind == "RegistryMirrorConfig") {
+            reg_sets.push_back(mirror_doc(host, *now));
+        } else {
+            Value d = typed_doc(kind.c_str(), host);
+            Value body = without_secrets(*now);
+            for (auto it = body.begin(); it != body.end(); ++it) {
+                d[it.key()] = it.value();
+            }
+            reg_sets.push_back(std::move(d));
+        }
+    }
+    if (!sets.empty()) {
+        docs.push_back(std::move(sets));
+    }
+    for (auto& d : reg_sets) {
+        docs.push_back(std::move(d));
+    }
+    return docs.empty() ? std::string() : doc::to_yaml_stream(docs);
+}
+
+Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
+                 const Context& context, const Rerender& rerender) {
+    Analysis a;
+    const Value live_facts = normalize(live);
+    const Value rendered_facts = normalize(rendered);
+    std::vector<Change> captured;
+    for (auto& c : diff(live_facts, rendered_facts)) {
+        Verdict v = classify(c, context);
+        if (v.cls == Class::Ignored) {
+            continue;
+        }
+        if (v.cls == Class::A) {
+            captured.push_back(c);
+        }
+        a.findings.push_back({std::move(c), std::move(v)});
+    }
+    if (captured.empty()) {
+        return a;
+    }
+    a.capture = capture_patch(captured, live_facts, rendered_facts);
+
+    // Render again with the capture: on the captured paths the result must be the node's, and
+    // nothing else may move.
+    std::set<std::string> before;
+    for (const auto& f : a.findings) {
+        before.insert(f.change.dotted);
+    }
+    std::vector<std::string> failed;
+    auto again = rerender(a.capture);
+    if (!again) {
+        a.capture_error = again.error().message;
+    } else {
+        for (const auto& c : diff(live_facts, normalize(*again))) {
+            if (classify(c, context).cls == Class::Ignored) {
+                continue;
+            }
+            bool on_captured = false;
+            for (const auto& cap : captured) {
+                on_captured = on_captured || overlaps(c.dotted, cap.dotted);
+            }
+            if (on_captured) {
+                failed.push_back(c.dotted);
+            } else if (before.count(c.dotted) == 0) {
+                a.capture_error = "the capture also changes " + c.dotted;
+            }
+        }
+    }
+    for (auto& f : a.findings) {
+        if (f.verdict.cls != Class::A) {
+            continue;
+        }
+        bool bad = !a.capture_error.empty();
+        for (const auto& p : failed) {
+            bad = bad || overlaps(p, f.change.dotted);
+        }
+        if (bad) {
+            f.verdict = {Class::C, "CaptureDoesNotRoundTrip",
+                         "the captured patch does not reproduce {path} when rendered again" +
+                             (a.capture_error.empty() ? std::string() : " (" + a.capture_error + ")") +
+                             ": set it by hand in a TalosConfigPatch of the machine, or change the "
+                             "node's configuration to the rendered value"};
+        }
+    }
+    return a;
+}
+
+} // namespace ichor::drift

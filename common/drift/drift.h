@@ -1,0 +1,46 @@
+// Drift of one machine: its live configuration against a render of its cluster, normalized,
+// diffed, classified by the rules table, with class A captured into one machine-layer patch and
+// verified by rendering again with it. Pure: the render is a function the caller passes in.
+#pragma once
+
+#include "common/drift/diff.h"
+#include "common/drift/normalize.h"
+#include "common/drift/rules.h"
+#include "common/util/result.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ichor::drift {
+
+struct Finding {
+    Change change;
+    Verdict verdict;
+};
+
+struct Analysis {
+    std::vector<Finding> findings; // every change but Ignored ones, in diff order
+    std::string capture;           // the class A patch (multi-document YAML); empty when none
+    std::string capture_error;     // why a capture did not round-trip, when it did not
+};
+
+// The render of the machine with an extra machine-layer patch appended (the capture).
+using Rerender = std::function<Result<std::vector<doc::Value>>(const std::string& patch)>;
+
+// `live`: the node's documents, secrets already digested (machineconfig::digest_secrets);
+// `rendered`: the render's, secrets in the clear (they never leave this function: values of
+// secret findings are digests). When there is class A drift, the capture is applied through
+// `rerender`; if render + capture does not equal the live configuration on the captured paths
+// (or changes another path), each class A finding becomes class C, code CaptureDoesNotRoundTrip.
+Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Value>& rendered,
+                 const Context& context, const Rerender& rerender);
+
+// The machine-layer patch that turns `rendered_facts` into `live_facts` on the given class A
+// changes: a changed list or a value the node lacks is deleted (`$patch: delete`) and then set,
+// as Talos's merge needs; registry mirrors and registry configuration become the Registry*Config
+// documents of contracts 1.12 and later. Secret values are never written. Empty when `changes` is.
+std::string capture_patch(const std::vector<Change>& changes, const doc::Value& live_facts,
+                          const doc::Value& rendered_facts);
+
+} // namespace ichor::drift

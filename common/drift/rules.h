@@ -1,0 +1,58 @@
+// The classes of drift: a rules table (data, documented in docs/drift-rules.md), not code paths.
+// Pure.
+#pragma once
+
+#include "common/drift/diff.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ichor::drift {
+
+enum class Class {
+    A,       // captured into the machine's TalosConfigPatch
+    B,       // Ichor-owned: Ichor's value replaces the node's, with consent
+    C,       // blocks the machine
+    Ignored, // not drift: the node's value is taken as it is (install-time fields)
+};
+
+std::string_view class_name(Class c);
+
+// When a rule applies.
+enum class When {
+    Always,
+    RegistriesSet,   // the TalosCluster sets spec.registries
+    RegistriesUnset, // it does not
+    CniManaged,      // spec.cni.preset cilium or none: Ichor renders the CNI and kube-proxy
+    CniUnmanaged,    // spec.cni.preset unmanaged: the CNI is the node's
+};
+
+struct Rule {
+    std::string_view path; // a fact path; matches itself and everything below it
+    When when;
+    Class cls;
+    std::string_view code; // tags ichor.maesh.dev/code
+    // For B and C: what to change. {node}, {path}, {cluster} and {ns} are replaced.
+    std::string_view hint;
+};
+
+// The table, first match wins. A path no rule matches is class C, code Unrepresentable.
+const std::vector<Rule>& rules();
+
+struct Context {
+    bool cluster_sets_registries = false;
+    std::string cni_preset = "cilium";
+};
+
+struct Verdict {
+    Class cls = Class::C;
+    std::string code;
+    std::string hint; // the rule's template, unexpanded
+};
+
+// The class of one change. A secret change is class C (SecretDiffers) before any rule: a secret
+// is either the bundle's or not the cluster's, and a digest cannot be captured.
+Verdict classify(const Change& change, const Context& context);
+
+} // namespace ichor::drift

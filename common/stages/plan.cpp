@@ -1,0 +1,577 @@
+#include "common/stages/plan.h"
+
+#include "common/drift/drift.h"
+#include "common/render/render.h"
+#include "common/util/strings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace ichor::stages {
+
+using doc::Value;
+
+namespace {
+
+constexpr std::string_view k_hold = "ichor.maesh.dev/hold-apply";
+constexpr std::string_view k_cluster_label = "ichor.maesh.dev/cluster";
+constexpr std::string_view k_tag_hint = "ichor.maesh.dev/hint";
+constexpr int k_talos_floor_minor = 12;
+
+struct Version {
+    int major = 0;
+    int minor = 0;
+};
+
+std::optional<Version> parse_version(std::string_view v) {
+    if (v.starts_with('v')) {
+        v.remove_prefix(1);
+    }
+    auto parts = util::split(v, '.');
+    if (parts.size() < 3 || parts[0].empty() || parts[1].empty()) {
+        return std::nullopt;
+    }
+    for (const auto& p : {parts[0], parts[1]}) {
+        if (!std::all_of(p.begin(), p.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+            return std::nullopt;
+        }
+    }
+    return Version{std::stoi(parts[0]), std::stoi(parts[1])};
+}
+
+// What became of one node, before anything goes into the list.
+struct NodePlan {
+    const Value* inspection = nullptr;
+    std::string address;
+    std::string outcome; // writable, blocked, refused, skipped
+    std::string role;
+    std::string name;
+    std::vector<std::pair<doc::Severity, Value>> results; // severity, {message, code, tags}
+    Value machine;
+    Value patch; // null when there is no class A drift
+};
+
+void add(NodePlan& n, doc::Severity sev, std::string message, std::string code, Value tags = Value::object()) {
+    Value r = Value::object();
+    r["message"] = std::move(message);
+    r["code"] = std::move(code);
+    r["tags"] = std::move(tags);
+    n.results.emplace_back(sev, std::move(r));
+}
+
+std::string expand(std::string text, const NodePlan& n, const std::string& path, const PlanOptions& o) {
+    for (auto [key, value] : {std::pair<std::string, std::string>{"{node}", n.address},
+                              {"{path}", path}, {"{cluster}", o.cluster}, {"{ns}", o.ns}}) {
+        for (auto p = text.find(key); p != std::string::npos; p = text.find(key, p + value.size())) {
+            text.replace(p, key.size(), value);
+        }
+    }
+    return text;
+}
+
+std::string brief(const Value& v) {
+    std::string s = v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
+    return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+Value hint_tags(const NodePlan& n, const std::string& hint) {
+    Value t = Value::object();
+    t[std::string(doc::k_tag_node)] = n.address;
+    if (!hint.empty()) {
+        t[std::string(k_tag_hint)] = hint;
+    }
+    return t;
+}
+
+void refuse(NodePlan& n, std::string message, std::string code, const std::string& hint) {
+    n.outcome = "refused";
+    add(n, doc::Severity::Error, message + (hint.empty() ? "" : "; hint: " + hint), std::move(code),
+        hint_tags(n, hint));
+}
+
+const Value* machine_with_uuid(const std::vector<Value>& machines, const std::string& uuid) {
+    if (uuid.empty()) {
+        return nullptr;
+    }
+    for (const auto& m : machines) {
+        if (util::to_lower(doc::get_string(m, "spec.identity.uuid")) == util::to_lower(uuid)) {
+            return &m;
+        }
+    }
+    return nullptr;
+}
+
+// The Kubernetes version the node's kubelet image names ("v1.34.4"), or empty.
+std::string kubelet_version(const Value& st) {
+    const Value* config = doc::find_path(st, "config");
+    if (config == nullptr || !config->is_array()) {
+        return {};
+    }
+    for (const auto& d : *config) {
+        std::string image = doc::get_string(d, d.contains("kind") ? "image" : "machine.kubelet.image");
+        if (d.contains("kind") && d.value("kind", "") != "KubeletConfig") {
+            continue;
+        }
+        if (auto colon = image.rfind(':'); colon != std::string::npos && image.find('/', colon) == std::string::npos) {
+            return image.substr(colon + 1);
+        }
+    }
+    return {};
+}
+
+bool versions_ok(NodePlan& n, const Value& st, const render::ClusterSpec& c) {
+    const std::string talos = st.value("talosVersion", "");
+    auto v = parse_version(talos);
+    if (!v || v->major != 1 || (v->minor >= k_talos_floor_minor && supported_kubernetes(v->minor).first == 0)) {
+        refuse(n, n.address + ": Talos version \"" + talos + "\" is unknown to this release (it knows v1.12, v1.13 and v1.14)",
+               "UnknownTalosVersion", "upgrade kubectl-ichor, or read the node with kubectl ichor inspect " + n.address);
+        return false;
+    }
+    if (v->minor < k_talos_floor_minor) {
+        refuse(n, n.address + ": runs Talos " + talos + "; adoption needs Talos v1.12 or later",
+               "TalosTooOld", "talosctl upgrade --nodes " + n.address + " --image ghcr.io/siderolabs/installer:v1.12.11");
+        return false;
+    }
+    auto [first, last] = supported_kubernetes(v->minor);
+    const std::string range = "1." + std::to_string(first) + " to 1." + std::to_string(last);
+    const std::string cluster_k8s = "v" + c.kubernetes_version;
+    std::vector<std::pair<std::string, std::string>> pairs = {{cluster_k8s, "of TalosCluster " + c.name}};
+    if (std::string node_k8s = kubelet_version(st); !node_k8s.empty() && node_k8s != cluster_k8s) {
+        pairs.emplace_back(node_k8s, "that its kubelet runs");
+    }
+    for (const auto& [k8s, whose] : pairs) {
+        auto k = parse_version(k8s);
+        if (!k) {
+            continue;
+        }
+        if (k->major != 1 || k->minor < first || k->minor > last) {
+            add(n, doc::Severity::Warning,
+                n.address + ": Talos " + talos + " does not support Kubernetes " + k8s + " " + whose +
+                    " (it supports " + range + "); the machine is adopted as it runs, and an upgrade "
+                    "is refused until the pair is compatible",
+                "UnsupportedKubernetesVersion", hint_tags(n, ""));
+        }
+    }
+    return true;
+}
+
+render::Install install_of(const Value& st) {
+    render::Install i;
+    i.disk = doc::get_string(st, "facts.install.disk");
+    i.image = doc::get_string(st, "facts.install.image");
+    const Value* w = doc::find_path(st, "facts.install.wipe");
+    i.wipe = w != nullptr && w->is_boolean() && w->get<bool>();
+    if (i.disk.empty()) {
+        // a v1.14 node names its disk in a CEL match
+        std::string sel = doc::get_string(st, "facts.install.diskSelector");
+        const std::string lead = "disk.dev_path == \"";
+        if (auto p = sel.find(lead); p != std::string::npos) {
+            auto start = p + lead.size();
+            i.disk = sel.substr(start, sel.find('"', start) - start);
+        }
+    }
+    return i;
+}
+
+Value make_patch(const NodePlan& n, const std::string& name, const std::string& text, int order,
+                 const PlanOptions& o) {
+    Value p = Value::object();
+    p["apiVersion"] = std::string(doc::k_ichor_api);
+    p["kind"] = "TalosConfigPatch";
+    p["metadata"]["name"] = name;
+    p["metadata"]["namespace"] = o.ns;
+    p["metadata"]["labels"][std::string(k_cluster_label)] = o.cluster;
+    p["spec"]["cluster"] = o.cluster;
+    p["spec"]["layer"] = "machine";
+    p["spec"]["machine"] = n.name;
+    p["spec"]["order"] = order;
+    p["spec"]["patch"] = text;
+    return p;
+}
+
+Value make_machine(const NodePlan& n, const Value& item, const render::Install& inst, const PlanOptions& o) {
+    const Value& st = item["status"];
+    Value m = Value::object();
+    m["apiVersion"] = std::string(doc::k_ichor_api);
+    m["kind"] = "TalosMachine";
+    m["metadata"]["name"] = n.name;
+    m["metadata"]["namespace"] = o.ns;
+    m["metadata"]["labels"][std::string(k_cluster_label)] = o.cluster;
+    m["metadata"]["annotations"][std::string(k_hold)] = "true";
+    m["spec"]["cluster"] = o.cluster;
+    m["spec"]["approval"] = "Approved";
+    m["spec"]["role"] = n.role;
+    const Value* port = doc::find_path(item, "spec.port");
+    bool other_port = port != nullptr && port->is_number_integer() && port->get<int>() != 50000;
+    m["spec"]["address"] = other_port ? n.address + ":" + std::to_string(port->get<int>()) : n.address;
+    Value id = Value::object();
+    id["uuid"] = doc::get_string(st, "identity.uuid");
+    id["serial"] = doc::get_string(st, "identity.serial");
+    if (const Value* macs = doc::find_path(st, "identity.macs"); macs != nullptr && macs->is_array()) {
+        id["macs"] = *macs;
+    }
+    m["spec"]["identity"] = std::move(id);
+    m["spec"]["install"] = Value{{"disk", inst.disk}, {"image", inst.image}, {"wipe", inst.wipe}};
+    return m;
+}
+
+void drift_results(NodePlan& n, const drift::Analysis& a, const std::string& patch_name, const PlanOptions& o) {
+    for (const auto& f : a.findings) {
+        const auto& c = f.change;
+        std::string hint = expand(f.verdict.hint, n, c.dotted, o);
+        Value tags = Value::object();
+        tags[std::string(doc::k_tag_class)] = std::string(drift::class_name(f.verdict.cls));
+        tags.update(hint_tags(n, hint));
+        tags["field"] = Value{{"path", c.dotted}, {"currentValue", c.current}, {"proposedValue", c.proposed}};
+        std::string what = n.address + ": " + c.dotted + ": " +
+                           (c.current.is_null() ? "the node does not set it" : "the node has " + brief(c.current)) +
+                           (c.proposed.is_null() ? ", Ichor does not render it" : ", Ichor renders " + brief(c.proposed));
+        switch (f.verdict.cls) {
+        case drift::Class::A:
+            add(n, doc::Severity::Info, what + "; captured into TalosConfigPatch " + patch_name, f.verdict.code, tags);
+            break;
+        case drift::Class::B:
+            add(n, doc::Severity::Warning, what + "; adopting replaces the node's value (consent needed); hint: " + hint,
+                f.verdict.code, tags);
+            break;
+        default:
+            add(n, doc::Severity::Error, what + "; this machine is blocked; hint: " + hint, f.verdict.code, tags);
+            n.outcome = "blocked";
+        }
+    }
+}
+
+std::string unique_patch_name(const std::string& machine, const std::vector<Value>& patches) {
+    std::set<std::string> taken;
+    for (const auto& p : patches) {
+        taken.insert(doc::get_string(p, "metadata.name"));
+    }
+    std::string name = machine + "-adopted";
+    for (int i = 2; taken.count(name) != 0; ++i) {
+        name = machine + "-adopted-" + std::to_string(i);
+    }
+    return name;
+}
+
+int next_order(const std::vector<Value>& patches, const PlanOptions& o, const std::string& machine) {
+    int order = 0;
+    for (const auto& p : patches) {
+        if (doc::get_string(p, "spec.cluster") == o.cluster && doc::get_string(p, "spec.layer") == "machine" &&
+            doc::get_string(p, "spec.machine") == machine) {
+            const Value* v = doc::find_path(p, "spec.order");
+            order = std::max(order, (v != nullptr && v->is_number_integer() ? v->get<int>() : 0) + 1);
+        }
+    }
+    return order;
+}
+
+// Drift of one trusted node: render, diff, classify, capture.
+void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in, const render::ClusterSpec& c,
+                  const PlanOptions& o) {
+    const Value& st = item["status"];
+    const Value* config = doc::find_path(st, "config");
+    if (config == nullptr || !config->is_array() || config->empty()) {
+        refuse(n, n.address + ": its Inspection carries no configuration (read it with an os:admin talosconfig)",
+               "NoConfiguration", "kubectl ichor credentials " + o.cluster + " > tc; kubectl ichor inspect " +
+                                      n.address + " --talosconfig tc");
+        return;
+    }
+    render::Install inst = install_of(st);
+    render::Input ri{&c, in.bundle, n.role, n.name, inst, "", in.patches};
+    auto rendered = render::render_patched(ri);
+    if (!rendered) {
+        n.outcome = "blocked";
+        std::string hint = "kubectl edit talosconfigpatch -n " + o.ns + " (fix the patch the message names)";
+        add(n, doc::Severity::Error, n.address + ": " + rendered.error().message + "; this machine is blocked; hint: " + hint,
+            rendered.error().code.empty() ? "RenderFailed" : rendered.error().code, hint_tags(n, hint));
+        return;
+    }
+    const std::string patch_name = unique_patch_name(n.name, in.patches);
+    const int order = next_order(in.patches, o, n.name);
+    // The capture is the machine's last patch (next_order), so rendering again with it is the
+    // patched documents plus the capture; the other patches are not parsed again.
+    auto rerender = [&](const std::string& text) -> Result<std::vector<Value>> {
+        std::vector<Value> docs = *rendered;
+        if (auto st = render::apply_patch_text(docs, text, "spec.patch"); !st) {
+            return st.error().wrap("TalosConfigPatch " + patch_name);
+        }
+        return render::finish(std::move(docs), ri);
+    };
+    drift::Context ctx{!c.registry_mirrors.is_null(), c.cni_preset};
+    std::vector<Value> live(config->begin(), config->end());
+    drift::Analysis a = drift::analyze(live, render::finish(*rendered, ri), ctx, rerender);
+    n.outcome = "writable";
+    drift_results(n, a, patch_name, o);
+    if (n.outcome != "writable") {
+        return;
+    }
+    n.machine = make_machine(n, item, inst, o);
+    if (!a.capture.empty()) {
+        n.patch = make_patch(n, patch_name, a.capture, order, o);
+    }
+}
+
+std::string node_role(const std::string& facts_role) {
+    if (facts_role == "controlplane" || facts_role == "init") {
+        return "controlplane";
+    }
+    return facts_role == "worker" || facts_role == "join" ? "worker" : std::string();
+}
+
+// Trust, identity, versions and role: whether the node can be planned at all.
+void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const render::ClusterSpec& c,
+                const PlanOptions& o, std::set<std::string>& names) {
+    const Value& st = item.contains("status") ? item["status"] : Value::object();
+    const std::string verdict = doc::get_string(st, "trust.verdict");
+    if (verdict.empty()) {
+        refuse(n, n.address + ": not trust-checked", "NotTrustChecked",
+               "kubectl ichor trustcheck --cluster " + o.cluster + " -f FILE | kubectl ichor drift --cluster " + o.cluster);
+        return;
+    }
+    if (verdict != "Member") {
+        n.outcome = "refused"; // trustcheck's own result says why; it stays in the list
+        return;
+    }
+    if (std::string checked = doc::get_string(st, "trust.cluster"); checked != o.cluster) {
+        refuse(n, n.address + ": was trust-checked against cluster \"" + checked + "\", not \"" + o.cluster + "\"",
+               "TrustedForOtherCluster", "kubectl ichor trustcheck --cluster " + o.cluster);
+        return;
+    }
+    const std::string uuid = doc::get_string(st, "identity.uuid");
+    if (const Value* m = machine_with_uuid(in.machines, uuid); m != nullptr) {
+        n.outcome = "skipped";
+        add(n, doc::Severity::Info,
+            n.address + ": UUID " + uuid + " is already TalosMachine " + doc::get_string(*m, "metadata.name") +
+                " (cluster " + doc::get_string(*m, "spec.cluster") + "); skipped",
+            "AlreadyAdopted", hint_tags(n, ""));
+        return;
+    }
+    if (!versions_ok(n, st, c)) {
+        return;
+    }
+    n.role = node_role(doc::get_string(st, "facts.role"));
+    if (n.role.empty()) {
+        refuse(n, n.address + ": its role \"" + doc::get_string(st, "facts.role") + "\" is neither controlplane nor worker",
+               "UnknownRole", "");
+        return;
+    }
+    n.name = machine_name(doc::get_string(st, "identity.hostname"), uuid);
+    if (names.count(n.name) != 0) {
+        n.name = machine_name("", uuid.empty() ? n.address : uuid);
+    }
+    names.insert(n.name);
+    n.outcome = "ok";
+}
+
+void control_plane_count(std::vector<NodePlan>& nodes, const PlanInputs& in, const render::ClusterSpec& c,
+                         const PlanOptions& o) {
+    int existing = 0;
+    for (const auto& m : in.machines) {
+        if (doc::get_string(m, "spec.cluster") == c.name && doc::get_string(m, "spec.role") == "controlplane" &&
+            doc::get_string(m, "spec.approval") != "Rejected") {
+            ++existing;
+        }
+    }
+    int total = existing;
+    for (auto& n : nodes) {
+        if (n.outcome != "ok" || n.role != "controlplane") {
+            continue;
+        }
+        if (total + 1 > c.control_plane_count) {
+            const std::string want = std::to_string(total + 1);
+            refuse(n, n.address + ": is a control plane, and TalosCluster " + c.name + " would then have " + want +
+                          " control planes, more than its spec.controlPlane.count " +
+                          std::to_string(c.control_plane_count) + "; nothing was written for it: raise the count first",
+                   "ControlPlaneCount",
+                   "kubectl patch taloscluster " + c.name + " -n " + o.ns +
+                       " --type merge -p '{\"spec\":{\"controlPlane\":{\"count\":" + want + "}}}'");
+            continue;
+        }
+        ++total;
+    }
+}
+
+std::string names_of(const std::vector<NodePlan>& nodes, bool writable) {
+    std::vector<std::string> out;
+    for (const auto& n : nodes) {
+        if ((n.outcome == "writable") == writable && (writable || n.outcome == "blocked" || n.outcome == "refused")) {
+            out.push_back(writable ? n.name + " (" + n.role + ", " + n.machine["spec"]["install"].value("disk", "") + ")"
+                                   : n.address);
+        }
+    }
+    return util::join(out, ", ");
+}
+
+void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, const PlanSummary& s, const PlanOptions& o) {
+    const int stopped = s.blocked + s.refused;
+    Value tags = Value::object();
+    if (s.writable == 0 && stopped > 0) {
+        std::string hint = "change each node as its results say, then run kubectl ichor drift --cluster " + o.cluster + " again";
+        tags[std::string(k_tag_hint)] = hint;
+        if (o.add_machine) {
+            list.add_result(doc::Severity::Error,
+                            "every machine is blocked (" + names_of(nodes, false) + "): nothing was written; hint: " + hint,
+                            "NothingWritten", nullptr, tags);
+        } else {
+            list.add_result(doc::Severity::Error, "nothing to adopt: " + names_of(nodes, false) + " blocked; hint: " + hint,
+                            "NothingToAdopt", nullptr, tags);
+        }
+        return;
+    }
+    if (s.writable == 0) {
+        list.add_result(doc::Severity::Info,
+                        s.skipped > 0 ? "nothing to adopt: every machine is already a TalosMachine"
+                                      : "nothing to adopt: no Inspection in the input",
+                        "NothingToAdopt");
+        return;
+    }
+    std::string text = "plan: " + std::to_string(s.writable) + (s.writable == 1 ? " machine" : " machines") +
+                       " to adopt: " + names_of(nodes, true);
+    if (stopped > 0) {
+        text += "; " + std::to_string(stopped) + " blocked: " + names_of(nodes, false);
+    }
+    list.add_result(doc::Severity::Info, text, "Plan");
+}
+
+bool valid_subdomain(const std::string& s) {
+    if (s.empty() || s.size() > 245) {
+        return false;
+    }
+    for (const auto& label : util::split(s, '.')) {
+        if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+            return false;
+        }
+        for (char ch : label) {
+            if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-')) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+std::pair<int, int> supported_kubernetes(int talos_minor) {
+    // docs.siderolabs.com, "Support Matrix": Talos 1.12 supports Kubernetes 1.30-1.35, Talos 1.13
+    // 1.31-1.36; Talos 1.14 is not released and follows the pattern, 1.32-1.37.
+    switch (talos_minor) {
+    case 12:
+        return {30, 35};
+    case 13:
+        return {31, 36};
+    case 14:
+        return {32, 37};
+    default:
+        return {0, 0};
+    }
+}
+
+std::string machine_name(const std::string& hostname, const std::string& uuid) {
+    if (valid_subdomain(hostname)) {
+        return hostname;
+    }
+    std::string id;
+    for (char ch : util::to_lower(uuid)) {
+        id += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '-';
+    }
+    return "machine-" + (id.empty() ? std::string("unknown") : id);
+}
+
+Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const PlanOptions& o) {
+    auto cluster = render::parse_cluster(*in.cluster);
+    if (!cluster) {
+        return cluster.error();
+    }
+    if (std::find(std::begin(render::k_contracts), std::end(render::k_contracts), cluster->version_contract) ==
+        std::end(render::k_contracts)) {
+        return make_error(ErrorKind::Config,
+                          "TalosCluster " + cluster->name + ": version contract \"" + cluster->version_contract +
+                              "\" is not one this release renders (1.12, 1.13, 1.14)",
+                          "kubectl get taloscluster " + cluster->name + " -n " + o.ns + " -o yaml", "UnsupportedContract");
+    }
+    std::vector<NodePlan> nodes;
+    std::set<std::string> names;
+    for (const auto& m : in.machines) {
+        names.insert(doc::get_string(m, "metadata.name"));
+    }
+    for (const auto& item : list.items) {
+        if (item.value("kind", "") != "Inspection" || item.value("apiVersion", "") != doc::k_adopt_api) {
+            continue;
+        }
+        NodePlan n;
+        n.inspection = &item;
+        n.address = doc::get_string(item, "spec.address", doc::get_string(item, "metadata.name"));
+        check_node(n, item, in, *cluster, o, names);
+        nodes.push_back(std::move(n));
+    }
+    control_plane_count(nodes, in, *cluster, o);
+    for (auto& n : nodes) {
+        if (n.outcome == "ok") {
+            analyze_node(n, *n.inspection, in, *cluster, o);
+        }
+    }
+    PlanSummary s;
+    std::vector<Value> created;
+    for (auto& n : nodes) {
+        s.writable += n.outcome == "writable";
+        s.blocked += n.outcome == "blocked";
+        s.refused += n.outcome == "refused";
+        s.skipped += n.outcome == "skipped";
+        for (auto& [sev, r] : n.results) {
+            list.add_result(sev, r["message"].get<std::string>(), r["code"].get<std::string>(), n.inspection, r["tags"]);
+        }
+        if (n.outcome == "writable") {
+            created.push_back(n.machine);
+            if (!n.patch.is_null()) {
+                created.push_back(n.patch);
+            }
+        }
+    }
+    summarize(list, nodes, s, o);
+    for (auto& c : created) {
+        list.items.push_back(std::move(c));
+    }
+    return s;
+}
+
+int plan_exit_code(const PlanSummary& s) {
+    const int stopped = s.blocked + s.refused;
+    if (stopped == 0) {
+        return 0;
+    }
+    return s.writable > 0 ? 5 : 1;
+}
+
+std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"MACHINE", "ROLE", "ADDRESS", "INSTALL-DISK", "IMAGE", "PATCH"});
+    std::map<std::string, std::string> patched; // machine -> its planned patch
+    for (const auto& item : list.items) {
+        if (item.value("kind", "") == "TalosConfigPatch") {
+            patched[doc::get_string(item, "spec.machine")] = doc::get_string(item, "metadata.name");
+        }
+    }
+    int others = 0;
+    for (const auto& item : list.items) {
+        if (item.value("kind", "") != "TalosMachine") {
+            others += item.value("kind", "") != "TalosConfigPatch";
+            continue;
+        }
+        const std::string name = doc::get_string(item, "metadata.name");
+        auto dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
+        rows.push_back({name, dash(doc::get_string(item, "spec.role")), dash(doc::get_string(item, "spec.address")),
+                        dash(doc::get_string(item, "spec.install.disk")), dash(doc::get_string(item, "spec.install.image")),
+                        patched.count(name) != 0 ? patched[name] : "-"});
+    }
+    std::string out = rows.size() > 1 ? util::format_table(rows) : "no machine to create\n";
+    if (others > 0) {
+        out += "(" + std::to_string(others) + " other items passed through)\n";
+    }
+    return out;
+}
+
+} // namespace ichor::stages

@@ -1,0 +1,63 @@
+// Stage: plan. From trusted Inspections (kubectl ichor trustcheck), the TalosCluster, its
+// TalosConfigPatches and TalosMachines and the secrets bundle, the objects an adoption creates,
+// and the drift of each machine as results (ADR 0128 decision 1 steps 3-4, amendment 4).
+// docs/stream.md, "Plan", is the format. Pure: the caller reads the cluster and writes nothing.
+#pragma once
+
+#include "common/bundle/bundle.h"
+#include "common/doc/resource_list.h"
+#include "common/util/result.h"
+
+#include <string>
+#include <vector>
+
+namespace ichor::stages {
+
+struct PlanOptions {
+    std::string cluster; // the TalosCluster's name
+    std::string ns;      // its namespace
+    // The Inspections are machines being added to a recorded cluster (adopt --add-machine): a
+    // run where no machine is writable is refused ("every machine is blocked ... nothing was
+    // written"); otherwise it says "nothing to adopt: X blocked".
+    bool add_machine = false;
+};
+
+struct PlanInputs {
+    const doc::Value* cluster = nullptr;  // the TalosCluster object
+    const bundle::Bundle* bundle = nullptr;
+    std::vector<doc::Value> patches;      // TalosConfigPatch objects of the namespace
+    std::vector<doc::Value> machines;     // TalosMachine objects of the namespace
+};
+
+struct PlanSummary {
+    int writable = 0; // machines with a TalosMachine (and maybe a TalosConfigPatch) in the plan
+    int blocked = 0;  // class C drift or a patch that does not apply
+    int refused = 0;  // not trusted, Talos version, control-plane count, no configuration
+    int skipped = 0;  // already a TalosMachine
+};
+
+// Appends, for each writable machine, the TalosMachine (approved, held with the
+// ichor.maesh.dev/hold-apply annotation) and its class A TalosConfigPatch `<machine>-adopted` to
+// `list.items`, exactly as they would be created; every item already there stays. Results: class A
+// (info), B (warning, consent needed) and C (error, blocks the machine) with field.path, current
+// and proposed values, tags class and code; refusals and skips (one result per node, naming it,
+// with its hint); a closing summary. Results already in the list stay. A TalosCluster the render
+// cannot use (missing fields, unknown version contract) is a Config error and nothing is added.
+Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& inputs, const PlanOptions& options);
+
+// The exit status of a plan: 0 when nothing is blocked or refused, 5 when some machines are
+// writable and some are not, 1 when none is writable and some are blocked or refused.
+int plan_exit_code(const PlanSummary& summary);
+
+// -o table: one row per planned TalosMachine: MACHINE ROLE ADDRESS INSTALL-DISK IMAGE PATCH.
+std::string plan_table(const doc::ResourceList& list, bool color);
+
+// The TalosMachine name of a node: its hostname when that is a valid DNS-1123 subdomain (short
+// enough for "-adopted" to follow), else "machine-" and its UUID in lower case.
+std::string machine_name(const std::string& hostname, const std::string& uuid);
+
+// Talos's support matrix: the Kubernetes minors a Talos minor supports, {first, last}; {0, 0} for
+// a Talos minor this release does not know.
+std::pair<int, int> supported_kubernetes(int talos_minor);
+
+} // namespace ichor::stages

@@ -1,0 +1,229 @@
+// The plan stage (common/stages/plan.h) that kubectl ichor drift runs: Inspections in, the
+// objects to create and the drift as results out.
+#include "common/machineconfig/machineconfig.h"
+#include "common/render/render.h"
+#include "common/stages/plan.h"
+#include "common/util/files.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ichor;
+using doc::Value;
+
+namespace {
+
+const std::string k_dir = std::string(ICHOR_SOURCE_DIR) + "/tests/golden/render";
+
+std::string read(const std::string& path) {
+    auto t = util::read_file(path);
+    REQUIRE(t.ok());
+    return *t;
+}
+
+struct Fixture {
+    Value cluster;
+    bundle::Bundle bundle;
+
+    Fixture() {
+        auto c = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
+        REQUIRE(c.ok());
+        cluster = (*c)["clusters"]["prod"];
+        auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
+        REQUIRE(b.ok());
+        bundle = *b;
+    }
+
+    // An Inspection as trustcheck leaves it, for the golden configuration `config`.
+    Value inspection(const std::string& address, const std::string& hostname, const std::string& config,
+                     const std::string& talos = "v1.13.9") {
+        auto docs = doc::parse_documents(read(k_dir + "/expected/" + config + ".yaml"), config);
+        REQUIRE(docs.ok());
+        machineconfig::Config cfg{*docs};
+        auto facts = machineconfig::extract_facts(cfg);
+        Value v = Value::object();
+        v["apiVersion"] = std::string(doc::k_adopt_api);
+        v["kind"] = "Inspection";
+        v["metadata"]["name"] = address;
+        v["spec"]["address"] = address;
+        v["spec"]["port"] = 50000;
+        v["status"]["mode"] = "configured";
+        v["status"]["talosVersion"] = talos;
+        v["status"]["identity"] = Value{{"uuid", "UUID-" + hostname}, {"serial", "S"}, {"macs", Value::array({"02:00:00:00:00:01"})},
+                                        {"hostname", hostname}};
+        v["status"]["facts"] = machineconfig::facts_to_value(facts);
+        v["status"]["config"] = machineconfig::digest_secrets(*docs);
+        v["status"]["trust"] = Value{{"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};
+        return v;
+    }
+
+    Result<stages::PlanSummary> run(doc::ResourceList& list, std::vector<Value> machines = {},
+                                    std::vector<Value> patches = {}, bool add_machine = false) {
+        stages::PlanInputs in{&cluster, &bundle, std::move(patches), std::move(machines)};
+        return stages::plan(list, in, {"prod", "ichor-system", add_machine});
+    }
+};
+
+std::vector<std::string> codes(const doc::ResourceList& l) {
+    std::vector<std::string> out;
+    for (const auto& r : l.results) {
+        out.push_back(r["tags"].value("ichor.maesh.dev/code", ""));
+    }
+    return out;
+}
+
+const Value* item(const doc::ResourceList& l, const std::string& kind) {
+    for (const auto& i : l.items) {
+        if (i.value("kind", "") == kind) {
+            return &i;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patch", "[drift][plan]") {
+    Fixture fx;
+    doc::ResourceList list;
+    list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.14")); // other layout, same facts
+    auto s = fx.run(list);
+    REQUIRE(s.ok());
+    CHECK(s->writable == 1);
+    CHECK(stages::plan_exit_code(*s) == 0);
+    REQUIRE(list.items.size() == 2); // the Inspection stays
+    const Value* m = item(list, "TalosMachine");
+    REQUIRE(m != nullptr);
+    CHECK(doc::get_string(*m, "metadata.name") == "prod-w-2");
+    CHECK((*m)["metadata"]["labels"]["ichor.maesh.dev/cluster"] == "prod");
+    CHECK((*m)["metadata"]["annotations"]["ichor.maesh.dev/hold-apply"] == "true");
+    CHECK((*m)["spec"]["approval"] == "Approved");
+    CHECK((*m)["spec"]["role"] == "worker");
+    CHECK((*m)["spec"]["install"] == Value{{"disk", "/dev/nvme0n1"}, {"image", "ghcr.io/siderolabs/installer:v1.14.0"}, {"wipe", true}});
+    CHECK(item(list, "TalosConfigPatch") == nullptr);
+    CHECK(codes(list) == std::vector<std::string>{"Plan"});
+    INFO(stages::plan_table(list, false));
+    CHECK(stages::plan_table(list, false).find("prod-w-2   worker   10.0.0.21   /dev/nvme0n1") != std::string::npos);
+}
+
+TEST_CASE("class A drift becomes the machine's patch; class C blocks", "[drift][plan]") {
+    Fixture fx;
+    doc::ResourceList list;
+    Value a = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");
+    a["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
+    Value c = fx.inspection("10.0.0.22", "prod-w-3", "w-1.13");
+    c["status"]["config"][0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
+    list.items.push_back(a);
+    list.items.push_back(c);
+    auto s = fx.run(list);
+    REQUIRE(s.ok());
+    CHECK(s->writable == 1);
+    CHECK(s->blocked == 1);
+    CHECK(stages::plan_exit_code(*s) == 5);
+    const Value* p = item(list, "TalosConfigPatch");
+    REQUIRE(p != nullptr);
+    CHECK((*p)["metadata"]["name"] == "prod-w-2-adopted");
+    CHECK((*p)["spec"]["layer"] == "machine");
+    CHECK((*p)["spec"]["machine"] == "prod-w-2");
+    CHECK((*p)["spec"]["patch"] == "machine:\n  sysctls:\n    vm.swappiness: \"1\"\n");
+    bool blocked = false;
+    for (const auto& r : list.results) {
+        if (r["tags"].value("ichor.maesh.dev/code", "") == "Unrepresentable") {
+            blocked = true;
+            CHECK(r["severity"] == "error");
+            CHECK(r["field"]["path"] == "machine.kubelet.extraArgs.max-pods");
+            CHECK(r["field"]["currentValue"] == "250");
+            CHECK(r["field"]["proposedValue"].is_null());
+            CHECK(r["tags"]["ichor.maesh.dev/class"] == "C");
+            CHECK(r["message"].get<std::string>().starts_with("10.0.0.22: machine.kubelet.extraArgs.max-pods:"));
+            CHECK(r["message"].get<std::string>().find("hint: ") != std::string::npos);
+        }
+    }
+    CHECK(blocked);
+    CHECK(list.results.back()["message"] ==
+          "plan: 1 machine to adopt: prod-w-2 (worker, /dev/sda); 1 blocked: 10.0.0.22");
+}
+
+TEST_CASE("skips, refusals, the control-plane count and the closing words", "[drift][plan]") {
+    Fixture fx;
+    Value existing = Value::object();
+    existing["kind"] = "TalosMachine";
+    existing["metadata"]["name"] = "prod-cp-1";
+    existing["spec"] = Value{{"cluster", "prod"}, {"role", "controlplane"}, {"approval", "Approved"},
+                             {"identity", Value{{"uuid", "UUID-prod-cp-1"}}}};
+
+    doc::ResourceList list;
+    list.items.push_back(fx.inspection("10.0.0.11", "prod-cp-1", "cp-1.13"));
+    list.items.push_back(fx.inspection("10.0.0.14", "prod-cp-2", "cp-1.13"));
+    list.items.push_back(fx.inspection("10.0.0.15", "old", "w-1.13", "v1.11.5"));
+    list.items.push_back(fx.inspection("10.0.0.16", "new", "w-1.13", "v1.15.0"));
+    Value untrusted = fx.inspection("10.0.0.17", "u", "w-1.13");
+    untrusted["status"].erase("trust");
+    list.items.push_back(untrusted);
+    auto s = fx.run(list, {existing});
+    REQUIRE(s.ok());
+    CHECK(s->skipped == 1);
+    CHECK(s->refused == 4);
+    CHECK(s->writable == 0);
+    CHECK(stages::plan_exit_code(*s) == 1);
+    CHECK(codes(list) == std::vector<std::string>{"AlreadyAdopted", "ControlPlaneCount", "TalosTooOld",
+                                                  "UnknownTalosVersion", "NotTrustChecked", "NothingToAdopt"});
+    CHECK(list.results[1]["message"].get<std::string>().find("more than its spec.controlPlane.count 1") != std::string::npos);
+    CHECK(list.results[1]["message"].get<std::string>().find("raise the count first") != std::string::npos);
+    CHECK(list.results.back()["message"].get<std::string>().starts_with(
+        "nothing to adopt: 10.0.0.14, 10.0.0.15, 10.0.0.16, 10.0.0.17 blocked"));
+
+    doc::ResourceList again;
+    again.items.push_back(fx.inspection("10.0.0.14", "prod-cp-2", "cp-1.13"));
+    REQUIRE(fx.run(again, {existing}, {}, true).ok());
+    CHECK(again.results.back()["message"].get<std::string>().starts_with(
+        "every machine is blocked (10.0.0.14): nothing was written"));
+    CHECK(item(again, "TalosMachine") == nullptr);
+}
+
+TEST_CASE("a patch that does not apply blocks the machine and names the patch", "[drift][plan]") {
+    Fixture fx;
+    Value bad = Value::object();
+    bad["kind"] = "TalosConfigPatch";
+    bad["metadata"]["name"] = "broken";
+    bad["spec"] = Value{{"cluster", "prod"}, {"layer", "cluster"}, {"patch", "machine:\n  sysctls: [a]\n"}};
+    doc::ResourceList list;
+    list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
+    auto s = fx.run(list, {}, {bad});
+    REQUIRE(s.ok());
+    CHECK(s->blocked == 1);
+    REQUIRE(list.results.size() == 2);
+    CHECK(list.results[0]["message"] ==
+          "10.0.0.21: TalosConfigPatch broken: machine.sysctls: a list where the configuration has a "
+          "mapping; this machine is blocked; hint: kubectl edit talosconfigpatch -n ichor-system (fix "
+          "the patch the message names)");
+    CHECK(codes(list)[0] == "PatchDoesNotApply");
+}
+
+TEST_CASE("machine names", "[drift][plan]") {
+    CHECK(stages::machine_name("prod-w-2", "A-B") == "prod-w-2");
+    CHECK(stages::machine_name("Prod_W2", "0F3A-11") == "machine-0f3a-11");
+    CHECK(stages::machine_name("", "") == "machine-unknown");
+    CHECK(stages::supported_kubernetes(12) == std::pair{30, 35});
+    CHECK(stages::supported_kubernetes(15) == std::pair{0, 0});
+}
+
+TEST_CASE("a Talos and Kubernetes pair outside Talos's support matrix is a warning", "[drift][plan]") {
+    Fixture fx;
+    fx.cluster["spec"]["kubernetesVersion"] = "v1.37.0";
+    doc::ResourceList list;
+    Value i = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13", "v1.12.11");
+    list.items.push_back(i);
+    auto s = fx.run(list);
+    REQUIRE(s.ok());
+    CHECK(s->writable == 1);
+    std::vector<std::string> warnings;
+    for (const auto& r : list.results) {
+        if (r["tags"].value("ichor.maesh.dev/code", "") == "UnsupportedKubernetesVersion") {
+            warnings.push_back(r["message"].get<std::string>());
+        }
+    }
+    REQUIRE(warnings.size() == 1); // the node's kubelet (v1.34.4) is fine, the cluster's is not
+    CHECK(warnings[0] == "10.0.0.21: Talos v1.12.11 does not support Kubernetes v1.37.0 of TalosCluster prod "
+                         "(it supports 1.30 to 1.35); the machine is adopted as it runs, and an upgrade is "
+                         "refused until the pair is compatible");
+}

@@ -1,0 +1,236 @@
+#include "tools/driftclass/driftclass.h"
+
+#include "common/cli/errors.h"
+#include "common/cli/output.h"
+#include "common/cli/run.h"
+#include "common/stages/plan.h"
+#include "common/stages/sources.h"
+#include "common/util/files.h"
+
+#include <memory>
+#include <ostream>
+
+namespace ichor::tools::driftclass {
+
+namespace {
+
+const cli::ToolInfo k_info{
+    "drift",
+    "Plan the adoption of trusted nodes: the objects to create, and each node's drift by class.",
+    "kubectl ichor drift --cluster NAME [-n NS] [-f FILE|-] [--secrets-bundle FILE]\n"
+    "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table]",
+    "Reads Inspections checked by kubectl ichor trustcheck and renders each node's configuration\n"
+    "from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's version\n"
+    "contract. The node's live configuration is compared with the render, whatever its layout:\n"
+    "class A drift (sysctls, kernel modules, install extras, registries the cluster does not set,\n"
+    "certificate SANs, subnets) is captured into one TalosConfigPatch <machine>-adopted; class B\n"
+    "(what Ichor owns) is listed, and adopting it needs consent; class C blocks the machine, with a\n"
+    "hint (docs/drift-rules.md). Role, install disk, image and wipe come from the node.\n"
+    "\n"
+    "The plan keeps the Inspections and adds, for each machine that is not blocked, the\n"
+    "TalosMachine (approved, held) and its TalosConfigPatch exactly as they would be created;\n"
+    "nothing is written. A node that is already a TalosMachine is skipped. The cluster, patches\n"
+    "and machines are read from the Kubernetes API, or offline from --cluster-file and\n"
+    "--patches-file (TalosConfigPatch and TalosMachine objects) with --secrets-bundle.\n"
+    "--add-machine words the outcome as kubectl ichor adopt --add-machine does: a run with no\n"
+    "writable machine is refused.\n",
+    "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod \\\n"
+    "      | kubectl ichor drift --cluster prod > plan.yaml\n"
+    "  kubectl ichor drift --cluster prod -f trusted.yaml -o table\n"
+    "  kubectl ichor drift --cluster prod -f trusted.yaml --cluster-file prod.yaml \\\n"
+    "      --patches-file patches.yaml --secrets-bundle prod-secrets.yaml\n",
+};
+
+struct Sources {
+    doc::Value cluster;
+    std::vector<doc::Value> patches;
+    std::vector<doc::Value> machines;
+    bundle::Bundle bundle;
+    std::string ns;
+};
+
+Result<std::vector<doc::Value>> read_objects(const std::string& path, const std::string& flag) {
+    auto text = util::read_file(path);
+    if (!text) {
+        Error e = text.error().wrap(flag);
+        e.kind = ErrorKind::Config;
+        return e;
+    }
+    auto list = doc::read_resource_list(*text, path);
+    if (!list) {
+        return list.error();
+    }
+    return std::vector<doc::Value>(list->items.begin(), list->items.end());
+}
+
+Result<bundle::Bundle> bundle_file(const std::string& path, cli::Streams& s) {
+    auto text = util::read_file(path);
+    if (!text) {
+        Error e = text.error().wrap("--secrets-bundle");
+        e.kind = ErrorKind::Config;
+        return e;
+    }
+    if (util::readable_by_others(path)) {
+        cli::report_warning(s, "drift", path + " can be read by group or others; a secrets bundle should be 0600 (chmod 600 " + path + ")");
+    }
+    return bundle::parse(*text, path);
+}
+
+Result<Sources> offline(const Options& o, cli::Streams& s) {
+    Sources src;
+    src.ns = o.kube.ns.empty() ? "ichor-system" : o.kube.ns;
+    auto clusters = read_objects(o.cluster_file, "--cluster-file");
+    if (!clusters) {
+        return clusters.error();
+    }
+    for (auto& c : *clusters) {
+        if (c.value("kind", "") == "TalosCluster" && doc::get_string(c, "metadata.name") == o.kube.cluster &&
+            doc::get_string(c, "metadata.namespace", src.ns) == src.ns) {
+            src.cluster = std::move(c);
+        }
+    }
+    if (src.cluster.is_null()) {
+        return make_error(ErrorKind::Config,
+                          "TalosCluster \"" + o.kube.cluster + "\" not found in namespace \"" + src.ns + "\" of " + o.cluster_file,
+                          "give the file that holds it, or -n NAMESPACE", "ClusterNotFound");
+    }
+    auto objects = read_objects(o.patches_file, "--patches-file");
+    if (!objects) {
+        return objects.error();
+    }
+    for (auto& obj : *objects) {
+        const std::string kind = obj.value("kind", "");
+        if (kind == "TalosConfigPatch") {
+            src.patches.push_back(std::move(obj));
+        } else if (kind == "TalosMachine") {
+            src.machines.push_back(std::move(obj));
+        }
+    }
+    auto b = bundle_file(o.secrets_bundle, s);
+    if (!b) {
+        return b.error();
+    }
+    src.bundle = *b;
+    return src;
+}
+
+Result<std::vector<doc::Value>> list_items(kube::Client& k, const std::string& plural, const std::string& ns) {
+    auto l = k.list(kube::ichor_path(plural, ns));
+    if (!l) {
+        return l.error().wrap("listing " + plural + " in namespace " + ns);
+    }
+    const doc::Value& items = (*l)["items"];
+    return std::vector<doc::Value>(items.begin(), items.end());
+}
+
+Result<Sources> online(const Options& o, cli::Streams& s) {
+    auto warn = [&s](std::string_view m) { cli::report_warning(s, "drift", m); };
+    auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    if (!k) {
+        return k.error();
+    }
+    Sources src;
+    src.ns = (*k)->ns();
+    auto cluster = stages::get_cluster(**k, o.kube.cluster, src.ns);
+    if (!cluster) {
+        return cluster.error();
+    }
+    src.cluster = *cluster;
+    auto patches = list_items(**k, "talosconfigpatches", src.ns);
+    auto machines = patches ? list_items(**k, "talosmachines", src.ns) : Result<std::vector<doc::Value>>(patches.error());
+    if (!machines) {
+        return machines.error();
+    }
+    src.patches = std::move(*patches);
+    src.machines = std::move(*machines);
+    stages::BundleSource bs;
+    bs.file = o.secrets_bundle;
+    auto b = stages::load_bundle(bs, nullptr, k->get(), &src.cluster, warn);
+    if (!b) {
+        return b.error();
+    }
+    src.bundle = *b;
+    return src;
+}
+
+} // namespace
+
+Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
+    auto opts = cli::make_options(k_info);
+    cli::add_kube_flags(opts, true);
+    opts.add_options("Plan")("secrets-bundle", "the cluster's secrets bundle (default: its bundle Secret)",
+                             cxxopts::value<std::string>(), "FILE")(
+        "cluster-file", "offline: a file holding the TalosCluster", cxxopts::value<std::string>(), "FILE")(
+        "patches-file", "offline: its TalosConfigPatches and TalosMachines", cxxopts::value<std::string>(), "FILE")(
+        "add-machine", "the nodes are machines added to the cluster: refuse a run with none writable");
+    cli::add_input_flags(opts);
+    cli::add_output_flags(opts);
+    auto r = cli::parse_args(opts, args);
+    if (!r) {
+        return r.error();
+    }
+    cli::Parsed<Options> p;
+    if (r->count("help") != 0 || r->count("version") != 0) {
+        p.text = r->count("help") != 0 ? cli::help_text(k_info, opts) : cli::version_text(k_info);
+        return p;
+    }
+    Options o;
+    o.kube = cli::to_kube_options(*r, true);
+    auto out = cli::to_output_options(*r);
+    if (!out) {
+        return out.error();
+    }
+    o.output = *out;
+    o.input = cli::to_input_options(*r);
+    auto str = [&](const char* name) { return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string(); };
+    o.secrets_bundle = str("secrets-bundle");
+    o.cluster_file = str("cluster-file");
+    o.patches_file = str("patches-file");
+    o.add_machine = r->count("add-machine") != 0;
+    if (o.kube.cluster.empty()) {
+        return make_error(ErrorKind::Usage, "--cluster is required", "kubectl ichor drift --cluster NAME", "Usage");
+    }
+    if (o.cluster_file.empty() != o.patches_file.empty()) {
+        return make_error(ErrorKind::Usage, "--cluster-file and --patches-file go together",
+                          "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE --secrets-bundle FILE",
+                          "Usage");
+    }
+    if (!o.cluster_file.empty() && o.secrets_bundle.empty()) {
+        return make_error(ErrorKind::Usage, "--cluster-file needs --secrets-bundle FILE (offline, the bundle Secret is not read)",
+                          "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE --secrets-bundle FILE",
+                          "Usage");
+    }
+    p.options = std::move(o);
+    return p;
+}
+
+int run(const std::vector<std::string>& args, cli::Streams& s) {
+    auto parsed = parse_options(args);
+    if (!parsed) {
+        return cli::fail(s, "drift", parsed.error());
+    }
+    if (!parsed->options) {
+        s.out << parsed->text;
+        return 0;
+    }
+    const Options& o = *parsed->options;
+    auto list = cli::read_input(s, o.input, "drift", "the output of kubectl ichor trustcheck");
+    if (!list) {
+        return cli::fail(s, "drift", list.error());
+    }
+    auto src = o.cluster_file.empty() ? online(o, s) : offline(o, s);
+    if (!src) {
+        return cli::fail(s, "drift", src.error());
+    }
+    stages::PlanInputs in{&src->cluster, &src->bundle, std::move(src->patches), std::move(src->machines)};
+    auto summary = stages::plan(*list, in, {o.kube.cluster, src->ns, o.add_machine});
+    if (!summary) {
+        return cli::fail(s, "drift", summary.error());
+    }
+    if (auto st = cli::write_list(s, o.output, *list, stages::plan_table); !st) {
+        return cli::fail(s, "drift", st.error());
+    }
+    return stages::plan_exit_code(*summary);
+}
+
+} // namespace ichor::tools::driftclass

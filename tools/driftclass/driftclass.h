@@ -1,0 +1,25 @@
+// kubectl ichor drift: the plan of an adoption from trusted Inspections.
+#pragma once
+
+#include "common/cli/flags.h"
+#include "common/cli/streams.h"
+
+#include <string>
+#include <vector>
+
+namespace ichor::tools::driftclass {
+
+struct Options {
+    cli::KubeOptions kube;
+    std::string secrets_bundle;
+    std::string cluster_file; // offline: the TalosCluster
+    std::string patches_file; // offline: its TalosConfigPatches and TalosMachines
+    bool add_machine = false;
+    cli::InputOptions input;
+    cli::OutputOptions output;
+};
+
+Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
+int run(const std::vector<std::string>& args, cli::Streams& s);
+
+} // namespace ichor::tools::driftclass
