@@ -46,7 +46,8 @@ struct Known {
 // (all zero, all F), a well-known firmware placeholder, or the UUID of a TalosMachine of the
 // namespace with another serial number. Such a machine is confirmed with its serial number as well,
 // and matched to TalosMachines by UUID and serial together.
-std::string uuid_weakness(const std::string& uuid, const std::string& serial, const doc::Value& machines);
+std::string uuid_weakness(const std::string& uuid, const std::string& serial,
+                          const doc::Value& machines);
 bool weak_uuid(const std::string& uuid, const std::string& serial, const doc::Value& machines);
 
 struct AssessOptions {
@@ -56,10 +57,16 @@ struct AssessOptions {
     bool force_ungraceful = false;
 };
 
+// A warning: its tag code (ichor.maesh.dev/code) and its sentence.
+struct Finding {
+    std::string code;
+    std::string message;
+};
+
 struct Assessment {
     bool graceful = true;
     bool weak_uuid = false;
-    std::vector<std::string> warnings;
+    std::vector<Finding> warnings; // codes ManagedCluster, Ungraceful, ForceUngracefulUnused
 };
 
 // Whether each other etcd member answered EtcdStatus, by member ID (hex as in the Inspection).
@@ -86,11 +93,12 @@ struct Registration {
     enum class Action { Create, Refresh, Unchanged, Left };
     Action action = Action::Create;
     std::string name;
-    doc::Value machine;      // Create: the object to create (without status); else the one found
-    doc::Value status;       // Create and Refresh: {maintenanceFingerprint, discoveredDisks, discoveredLinks}
-    std::string old_fingerprint; // Refresh
-    std::string why;         // Unchanged and Left: the sentence for the user
-    std::vector<std::string> warnings;
+    doc::Value machine; // Create: the object to create (without status); else the one found
+    // Create and Refresh: the status {maintenanceFingerprint, discoveredDisks, discoveredLinks}
+    doc::Value status;
+    std::string old_fingerprint;   // Refresh
+    std::string why;               // Unchanged and Left: the sentence for the user
+    std::vector<Finding> warnings; // code SameUUIDElsewhere
 };
 
 struct RegisterOptions {
@@ -105,7 +113,8 @@ Registration plan_registration(const doc::Value& machines, const doc::Value& mai
 
 // The core/v1 Event MaintenanceIdentityRefreshed on `machine` (the object as read back).
 doc::Value refresh_event(const doc::Value& machine, const std::string& old_fingerprint,
-                         const std::string& new_fingerprint, std::chrono::system_clock::time_point now);
+                         const std::string& new_fingerprint,
+                         std::chrono::system_clock::time_point now);
 
 // The node, as the reclaim flow talks to it.
 class ReclaimNode {
@@ -129,7 +138,8 @@ public:
     virtual Result<Known> known(const std::function<void(std::string_view)>& warn) = 0;
     virtual Result<doc::Value> machines() = 0; // the TalosMachines of the namespace, read again
     virtual Result<doc::Value> create_machine(const doc::Value& machine) = 0;
-    virtual Result<doc::Value> patch_machine_status(const std::string& name, const doc::Value& status) = 0;
+    virtual Result<doc::Value> patch_machine_status(const std::string& name,
+                                                    const doc::Value& status) = 0;
     virtual Status create_event(const doc::Value& event) = 0;
 };
 
@@ -175,7 +185,7 @@ struct ReclaimOutcome {
     doc::ResourceList list;       // the TalosMachine as registered, and the findings
     std::optional<Error> failure; // a refusal (nothing done) or a failure after the reset
     bool reset_done = false;
-    std::string fingerprint;      // the node's new maintenance certificate fingerprint
+    std::string fingerprint; // the node's new maintenance certificate fingerprint
     std::optional<Registration::Action> registered;
 };
 

@@ -18,43 +18,48 @@ namespace {
 
 const cli::ToolInfo k_info{
     "reclaim",
-    "Reset a machine that another cluster configured, and register it as a pending TalosMachine.",
-    "kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME [-n NS] [--force-ungraceful]\n"
-    "      [--confirm-uuid UUID [--confirm-serial SERIAL]] [--wait-timeout 15m] [--call-timeout 20s]",
-    "Steps: inspect the node with the talosconfig of the cluster that configured it (every call gives\n"
-    "up after --call-timeout); assess; confirm by typing the node's UUID on the terminal (or\n"
-    "--confirm-uuid; without a terminal the flag is required); reset STATE and EPHEMERAL with a\n"
-    "reboot, graceful unless assessed otherwise; wait for maintenance mode (--wait-timeout) and print\n"
-    "the node's new maintenance certificate fingerprint; register it in --cluster: a new pending\n"
-    "TalosMachine, or a pending one with the same UUID, serial and MAC addresses refreshed (status\n"
-    "maintenanceFingerprint, discoveredDisks, discoveredLinks, and a Normal Event\n"
-    "MaintenanceIdentityRefreshed). Approved and rejected machines are never changed; nothing is\n"
-    "deleted. A UUID that cannot identify one machine (all zeros, a firmware placeholder, shared\n"
-    "with another TalosMachine) is confirmed with the serial number as well (--confirm-serial).\n"
+    "Reset a machine that another cluster configured, and register it as a pending "
+    "TalosMachine.",
+    "kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME [-n NS]\n"
+    "      [--force-ungraceful] [--confirm-uuid UUID [--confirm-serial SERIAL]]\n"
+    "      [--wait-timeout 15m] [--call-timeout 20s]",
+    "Steps: inspect the node with the talosconfig of the cluster that configured it (every\n"
+    "call gives up after --call-timeout); assess; confirm by typing the node's UUID on the\n"
+    "terminal (or --confirm-uuid; without a terminal the flag is required); reset STATE and\n"
+    "EPHEMERAL with a reboot, graceful unless assessed otherwise; wait for maintenance mode\n"
+    "(--wait-timeout) and print the node's new maintenance certificate fingerprint; register it\n"
+    "in --cluster: a new pending TalosMachine, or a pending one with the same UUID, serial and\n"
+    "MAC addresses refreshed (status maintenanceFingerprint, discoveredDisks, discoveredLinks,\n"
+    "and a Normal Event MaintenanceIdentityRefreshed). Approved and rejected machines are never\n"
+    "changed; nothing is deleted. A UUID that cannot identify one machine (all zeros, a\n"
+    "firmware placeholder, shared with another TalosMachine) is confirmed with the serial\n"
+    "number as well (--confirm-serial).\n"
     "\n"
     "Refused before anything is reset (exit 1; docs/reclaim.md has every text):\n"
-    "  an Ichor machine      ADDRESS: is an Ichor machine: TalosMachine NAME of cluster \"C\" is approved\n"
-    "                        with its UUID U; reclaim does not reset a machine Ichor manages\n"
-    "  quorum break          ADDRESS: a reset would break the etcd quorum of cluster \"X\": after it\n"
-    "                        leaves, N members remain and need Q started, but only H answer (...)\n"
-    "  last control plane    ADDRESS: is the last control plane of cluster \"X\" (its only etcd member);\n"
-    "                        a reset would end that cluster\n"
-    "  etcd not answering    ADDRESS: refusing a graceful reset: etcd of cluster \"X\" is not running or\n"
-    "                        not answering (REASON); a graceful reset must leave etcd first\n"
-    "                        With --force-ungraceful it goes on with the warning: cluster \"X\" is\n"
-    "                        treated as not existing, so its quorum cannot be checked and the reset\n"
-    "                        is not graceful\n"
-    "  a wrong confirmation  ADDRESS: the UUID typed (T) is not the node's (U); nothing was reset\n"
-    "A node of a cluster Ichor manages with no approved TalosMachine is a warning, not a refusal\n"
-    "(kubectl ichor adopt --cluster NAME --add-machine ADDRESS adds it without a reset).\n"
+    "  an Ichor machine    ADDRESS: is an Ichor machine: TalosMachine NAME of cluster \"C\" is\n"
+    "                      approved with its UUID U; reclaim does not reset a machine Ichor\n"
+    "                      manages\n"
+    "  quorum break        ADDRESS: a reset would break the etcd quorum of cluster \"X\": after\n"
+    "                      it leaves, N members remain and need Q started, but only H answer\n"
+    "                      (not answering: ...)\n"
+    "  last control plane  ADDRESS: is the last control plane of cluster \"X\" (its only etcd\n"
+    "                      member); a reset would end that cluster\n"
+    "  etcd not answering  ADDRESS: refusing a graceful reset: etcd of cluster \"X\" is not\n"
+    "                      running or not answering (REASON); a graceful reset must leave etcd\n"
+    "                      first. With --force-ungraceful it goes on with the warning: cluster\n"
+    "                      \"X\" is treated as not existing, so its quorum cannot be checked and\n"
+    "                      the reset is not graceful\n"
+    "  wrong confirmation  ADDRESS: the UUID typed (T) is not the node's (U); nothing was reset\n"
+    "A node of a cluster Ichor manages with no approved TalosMachine is a warning, not a\n"
+    "refusal (kubectl ichor adopt --cluster NAME --add-machine ADDRESS adds it without a reset).\n"
     "\n"
-    "stdout: a ResourceList with the TalosMachine as registered and the findings; steps, warnings\n"
-    "and errors on stderr, progress on the terminal only.\n",
+    "stdout: a ResourceList with the TalosMachine as registered and the findings; steps,\n"
+    "warnings and errors on stderr, progress on the terminal only.\n",
     "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./lab-b-talosconfig --cluster prod\n"
     "  # a foreign cluster that is gone (etcd not running): no graceful reset is possible\n"
     "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --force-ungraceful\n"
     "  # from a script: no terminal, so the UUID is passed\n"
-    "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --confirm-uuid 4c4c4544-...\n",
+    "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --confirm-uuid 4c4c...\n",
 };
 
 std::string machine_table(const doc::ResourceList& list, bool /*color*/) {
@@ -75,15 +80,16 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     auto opts = cli::make_options(k_info);
     cli::add_talos_flags(opts, false);
     cli::add_kube_flags(opts, true);
-    opts.add_options("Reclaim")("force-ungraceful",
-                                "reset without leaving etcd when the node's etcd does not answer (its "
-                                "cluster is treated as not existing)")(
-        "confirm-uuid", "the node's UUID, instead of typing it on the terminal", cxxopts::value<std::string>(),
+    opts.add_options("Reclaim")(
+        "force-ungraceful", "reset without leaving etcd when the node's etcd does not answer (its "
+                            "cluster is treated as not existing)")(
+        "confirm-uuid", "the node's UUID, instead of typing it on the terminal",
+        cxxopts::value<std::string>(),
         "UUID")("confirm-serial", "the node's serial number, when its UUID cannot identify it",
-                cxxopts::value<std::string>(), "SERIAL")(
-        "wait-timeout", "how long to wait for maintenance mode after the reset",
-        cxxopts::value<std::string>()->default_value("15m"), "DURATION")(
-        "address", "", cxxopts::value<std::vector<std::string>>());
+                cxxopts::value<std::string>(),
+                "SERIAL")("wait-timeout", "how long to wait for maintenance mode after the reset",
+                          cxxopts::value<std::string>()->default_value("15m"),
+                          "DURATION")("address", "", cxxopts::value<std::vector<std::string>>());
     cli::add_output_flags(opts);
     opts.parse_positional({"address"});
     auto r = cli::parse_args(opts, args);
@@ -107,7 +113,9 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         return out.error();
     }
     o.output = *out;
-    auto str = [&](const char* name) { return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string(); };
+    auto str = [&](const char* name) {
+        return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string();
+    };
     o.force_ungraceful = r->count("force-ungraceful") != 0;
     o.confirm_uuid = str("confirm-uuid");
     o.confirm_serial = str("confirm-serial");
@@ -126,16 +134,19 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     }
     if (addresses.size() != 1) {
         return make_error(ErrorKind::Usage,
-                          addresses.empty() ? "no address given" : "one address at a time: reclaim resets one machine",
+                          addresses.empty() ? "no address given"
+                                            : "one address at a time: reclaim resets one machine",
                           usage, "Usage");
     }
     o.address = addresses.front();
     if (o.kube.cluster.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster is required: the TalosCluster the machine joins", usage,
+        return make_error(ErrorKind::Usage,
+                          "--cluster is required: the TalosCluster the machine joins", usage,
                           "Usage");
     }
     if (!o.confirm_serial.empty() && o.confirm_uuid.empty()) {
-        return make_error(ErrorKind::Usage, "--confirm-serial goes with --confirm-uuid", usage, "Usage");
+        return make_error(ErrorKind::Usage, "--confirm-serial goes with --confirm-uuid", usage,
+                          "Usage");
     }
     p.options = std::move(o);
     return p;
@@ -157,11 +168,13 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
         return cli::fail(s, "reclaim", address.error());
     }
     auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
-    auto ctx = cfg ? talos::select_context(*cfg, o.talos.context) : Result<talos::TalosContext>(cfg.error());
+    auto ctx = cfg ? talos::select_context(*cfg, o.talos.context)
+                   : Result<talos::TalosContext>(cfg.error());
     if (!ctx) {
         return cli::fail(s, "reclaim", ctx.error());
     }
-    auto kube = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto kube =
+        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
     if (!kube) {
         return cli::fail(s, "reclaim", kube.error());
     }
@@ -191,7 +204,9 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     if (cli::can_prompt(s)) {
         ui.ask = [&](std::string_view q) { return cli::prompt_line(s, q); };
     }
-    ui.sleep_ms = [](std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+    ui.sleep_ms = [](std::int64_t ms) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    };
 
     stages::ReclaimOutcome out = stages::reclaim(ro, *node, *registry, ui);
     if (auto st = cli::write_list(s, o.output, out.list, machine_table); !st) {

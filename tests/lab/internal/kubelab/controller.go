@@ -49,7 +49,8 @@ func (e *NodeError) Unwrap() error { return e.Err }
 
 // Controller is lab-controller's reconcile loop: it reports AdoptionHeld for held approved
 // machines and Ready for released ones that answer with their cluster's identity. It writes
-// status only and applies nothing to a node.
+// status only and applies nothing to a node, except the Provisioner's configuration to an approved
+// machine in maintenance mode.
 type Controller struct {
 	Kube        *Client
 	Sim         *Sim // optional: the node port of an address (default 50000)
@@ -58,6 +59,7 @@ type Controller struct {
 	Now         func() time.Time
 	NodeTimeout time.Duration // per node read, default 3 s
 	Parallel    int           // machines reconciled at once, default 8
+	Provisioner *Provisioner  // optional: provisions approved machines in maintenance mode (provision.go)
 
 	mu   sync.Mutex
 	last map[string]string // machine → last logged outcome
@@ -168,7 +170,8 @@ func IsHeld(m *TalosMachine) bool {
 // outcome is the status a reconcile wants; nil conditions means "leave the status alone".
 type outcome struct {
 	ready   Condition
-	held    *Condition // nil: AdoptionHeld removed
+	held    *Condition  // nil: AdoptionHeld removed
+	extra   []Condition // the provisioning's own conditions (provision.go); others of theirs are removed
 	summary string
 }
 
@@ -205,9 +208,8 @@ func notReady(reason, format string, args ...any) *outcome {
 // reconcileReleased checks a released approved machine: the node must answer the authenticated
 // API with the cluster's ID and the machine's UUID.
 //
-// Extension point: provisioning an approved machine that is in maintenance mode (the lab's
-// follow-up issue) goes here, before the authenticated read: probe the node insecurely, check
-// status.maintenanceFingerprint, render and apply; then this read confirms the result.
+// When the read is refused by TLS and a Provisioner is set, a node in maintenance mode is
+// provisioned (provision.go); a later read confirms the result.
 func (c *Controller) reconcileReleased(ctx context.Context, m *TalosMachine, env *passEnv) *outcome {
 	tc := env.clusters[m.Spec.Cluster]
 	if tc == nil {
@@ -229,6 +231,9 @@ func (c *Controller) reconcileReleased(ctx context.Context, m *TalosMachine, env
 	facts, err := c.Reader.ReadNode(rctx, b.data, endpoint)
 	cancel()
 	if err != nil {
+		if o := c.provisionIfMaintenance(ctx, m, tc, b.data, endpoint, err); o != nil {
+			return o
+		}
 		reason := ReasonNodeUnreachable
 		var ne *NodeError
 		if errors.As(err, &ne) && ne.Reason != "" {
@@ -295,6 +300,13 @@ func (c *Controller) writeStatus(ctx context.Context, m *TalosMachine, o *outcom
 		conds = SetCondition(conds, *o.held, now)
 	} else {
 		conds = RemoveCondition(conds, CondAdoptionHeld)
+	}
+	for _, t := range provisionConditionTypes {
+		conds = RemoveCondition(conds, t)
+	}
+	for _, x := range o.extra {
+		x.ObservedGeneration = gen
+		conds = SetCondition(conds, x, now)
 	}
 	c.logOnce(m.Metadata.Name, o.summary)
 	if oldGen == gen && sameConditions(old, conds) {

@@ -1,0 +1,491 @@
+// The reclaim flow (stages::reclaim) and its network side: the node over common/talos, the
+// registry over common/kube. The decisions it calls are in reclaim.cpp.
+#include "common/stages/inspect.h"
+#include "common/stages/reclaim.h"
+#include "common/stages/sources.h"
+#include "common/talos/errors.h"
+#include "common/util/strings.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace ichor::stages {
+
+using doc::Value;
+
+namespace {
+
+std::string lower(std::string_view s) {
+    return util::to_lower(util::trim(s));
+}
+
+std::string in_quotes(const std::string& s) {
+    return "\"" + s + "\"";
+}
+
+Error refusal(std::string message, std::string hint, std::string code) {
+    return make_error(ErrorKind::Findings, std::move(message), std::move(hint), std::move(code));
+}
+
+// The object as printed: without metadata.managedFields, as kubectl shows it.
+Value shown(Value obj) {
+    if (obj.contains("metadata") && obj["metadata"].is_object()) {
+        obj["metadata"].erase("managedFields");
+    }
+    return obj;
+}
+
+// The first error result of an inspection, as an Error (the node could not be read).
+std::optional<Error> first_error(const Value& results) {
+    for (const auto& r : results) {
+        if (r.value("severity", "") != "error") {
+            continue;
+        }
+        std::string code;
+        if (r.contains("tags") && r["tags"].is_object()) {
+            code = r["tags"].value(std::string(doc::k_tag_code), "");
+        }
+        ErrorKind kind = ErrorKind::Config;
+        if (code == talos::code::k_timeout || code == talos::code::k_unreachable ||
+            code == talos::code::k_unavailable || code == talos::code::k_internal) {
+            kind = ErrorKind::Unreachable;
+        }
+        return make_error(kind, r.value("message", ""), "", code);
+    }
+    return std::nullopt;
+}
+
+// --- the flow --------------------------------------------------------------------------------
+
+struct Flow {
+    const ReclaimOptions& o;
+    ReclaimNode& node;
+    ReclaimRegistry& reg;
+    const ReclaimUi& ui;
+    ReclaimOutcome out;
+
+    void say(const std::string& line) const {
+        if (ui.step) {
+            ui.step(line);
+        }
+    }
+    void warn(const std::string& line, const std::string& code) {
+        if (ui.warn) {
+            ui.warn(line);
+        }
+        Value tags = Value::object();
+        tags[std::string(doc::k_tag_node)] = o.address.text;
+        out.list.add_result(doc::Severity::Warning, line, code, nullptr, std::move(tags));
+    }
+    void warn(const Finding& f) { warn(f.message, f.code); }
+    void progress(const std::string& line) const {
+        if (ui.progress) {
+            ui.progress(line);
+        }
+    }
+    void progress_done() const {
+        if (ui.progress_done) {
+            ui.progress_done();
+        }
+    }
+    ReclaimOutcome fail(Error e) {
+        progress_done();
+        Value tags = Value::object();
+        tags[std::string(doc::k_tag_node)] = o.address.text;
+        if (!e.hint.empty()) {
+            tags["ichor.maesh.dev/hint"] = e.hint;
+        }
+        out.list.add_result(doc::Severity::Error, e.message, e.code.empty() ? "Failed" : e.code,
+                            nullptr, std::move(tags));
+        out.failure = std::move(e);
+        return std::move(out);
+    }
+    std::chrono::steady_clock::time_point now() const {
+        return ui.now ? ui.now() : std::chrono::steady_clock::now();
+    }
+    void sleep(std::int64_t ms) const {
+        if (ms <= 0) {
+            return;
+        }
+        if (ui.sleep_ms) {
+            ui.sleep_ms(ms);
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        }
+    }
+
+    // The typed confirmation: the UUID, and the serial number as well when the UUID is weak.
+    Status confirm(const Value& item, const std::string& weakness) {
+        const std::string& a = o.address.text;
+        const std::string uuid = doc::get_string(item, "status.identity.uuid");
+        const std::string serial = doc::get_string(item, "status.identity.serial");
+        auto answer = [&](const std::string& given,
+                          const std::string& question) -> std::optional<std::string> {
+            if (!given.empty()) {
+                return given;
+            }
+            return ui.ask ? ui.ask(question) : std::nullopt;
+        };
+        auto typed = answer(o.confirm_uuid, "To reset " + a + ", type its UUID: ");
+        if (!typed) {
+            return refusal(a + ": no terminal to confirm the reset on: pass --confirm-uuid with "
+                               "the node's UUID; "
+                               "nothing was reset",
+                           "kubectl ichor reclaim " + a + " ... --confirm-uuid UUID",
+                           "ConfirmationRequired");
+        }
+        if (lower(*typed) != lower(uuid)) {
+            return refusal(a + ": the UUID typed (" +
+                               (typed->empty() ? std::string("nothing") : *typed) +
+                               ") is not the node's (" + uuid + "); nothing was reset",
+                           "", "ConfirmationMismatch");
+        }
+        if (weakness.empty()) {
+            return ok_status();
+        }
+        warn(a + ": its UUID " + (uuid.empty() ? std::string("(none)") : uuid) +
+                 " cannot identify one machine (" + weakness +
+                 "): confirm its serial number as well",
+             "WeakUUID");
+        auto typed_serial =
+            answer(o.confirm_serial, "To reset " + a + ", type its serial number: ");
+        if (!typed_serial) {
+            return refusal(
+                a + ": no terminal to confirm the serial number on: pass --confirm-serial with the "
+                    "node's serial number as well; nothing was reset",
+                "kubectl ichor reclaim " + a + " ... --confirm-uuid UUID --confirm-serial SERIAL",
+                "ConfirmationRequired");
+        }
+        if (util::trim(*typed_serial) != util::trim(serial)) {
+            return refusal(a + ": the serial number typed (" +
+                               (typed_serial->empty() ? std::string("nothing") : *typed_serial) +
+                               ") is not the node's (" + serial + "); nothing was reset",
+                           "", "ConfirmationMismatch");
+        }
+        return ok_status();
+    }
+
+    static std::string waiting_reason(const Error& e) {
+        if (e.code == talos::code::k_timeout) {
+            return "not answering";
+        }
+        if (e.code == talos::code::k_unreachable) {
+            return "not listening: rebooting";
+        }
+        return "still running its configuration";
+    }
+
+    // Polls without a client certificate until the node answers in maintenance mode.
+    Result<Value> wait_for_maintenance(const std::string& actor) {
+        const std::string& a = o.address.text;
+        const std::string limit = util::format_duration_ms(o.wait_timeout_ms);
+        say("Wait for " + a + " to come back in maintenance mode (at most " + limit + ")");
+        const auto start = now();
+        const auto deadline = start + std::chrono::milliseconds(o.wait_timeout_ms);
+        auto left = [&] {
+            return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now()).count();
+        };
+        std::string last = "the reset was just sent";
+        sleep(std::min(o.poll_interval_ms, left()));
+        while (left() > 0) {
+            auto p = node.probe_maintenance(std::min(o.call_timeout_ms, left()));
+            if (p) {
+                std::string stage = doc::get_string(*p, "status.machineStatus.stage");
+                if (stage.empty() || stage == "maintenance") {
+                    progress_done();
+                    return p;
+                }
+                last = "answers without a certificate, stage " + stage;
+            } else {
+                last = waiting_reason(p.error());
+            }
+            auto waited = std::chrono::duration_cast<std::chrono::seconds>(now() - start).count();
+            progress("waiting for " + a + " in maintenance mode: " + std::to_string(waited) +
+                     "s of " + limit + " (" + last + ")");
+            sleep(std::min(o.poll_interval_ms, left()));
+        }
+        progress_done();
+        return make_error(ErrorKind::Unreachable,
+                          a + " did not come back in maintenance mode within " + limit +
+                              " (last: " + last + "); the reset was sent (actor ID " + actor + ")",
+                          "kubectl ichor inspect " + a + " --insecure", "Timeout");
+    }
+
+    ReclaimOutcome register_machine(const Value& maint) {
+        const std::string& a = o.address.text;
+        say("Register " + a + " in cluster " + o.cluster + " (namespace " + o.ns + ")");
+        auto machines = reg.machines();
+        if (!machines) {
+            return fail(machines.error());
+        }
+        Registration r = plan_registration(*machines, maint, {o.cluster, o.ns, a});
+        for (const auto& w : r.warnings) {
+            warn(w);
+        }
+        out.registered = r.action;
+        switch (r.action) {
+        case Registration::Action::Create: {
+            auto created = reg.create_machine(r.machine);
+            if (!created) {
+                Error e = created.error().wrap(a + ": creating TalosMachine " + r.name);
+                e.kind = e.code == "AlreadyExists" ? ErrorKind::Partial : e.kind;
+                return fail(e);
+            }
+            auto patched = reg.patch_machine_status(r.name, r.status);
+            if (!patched) {
+                out.list.items.push_back(shown(*created));
+                return fail(patched.error().wrap(a + ": TalosMachine " + r.name +
+                                                 " was created, but recording its status failed"));
+            }
+            out.list.items.push_back(shown(*patched));
+            say("created pending TalosMachine " + r.name + " (fingerprint " + out.fingerprint +
+                "); approve it: kubectl patch talosmachine " + r.name + " -n " + o.ns +
+                " --type merge -p '{\"spec\":{\"approval\":\"Approved\"}}'");
+            return std::move(out);
+        }
+        case Registration::Action::Refresh: {
+            auto patched = reg.patch_machine_status(r.name, r.status);
+            if (!patched) {
+                return fail(
+                    patched.error().wrap(a + ": refreshing pending TalosMachine " + r.name));
+            }
+            out.list.items.push_back(shown(*patched));
+            auto wall = ui.wall_now ? ui.wall_now() : std::chrono::system_clock::now();
+            if (auto ev = reg.create_event(
+                    refresh_event(*patched, r.old_fingerprint, out.fingerprint, wall));
+                !ev) {
+                warn("the Event " + std::string(k_reason_identity_refreshed) + " on TalosMachine " +
+                         r.name + " could not be written: " + ev.error().message,
+                     "EventNotWritten");
+            }
+            say("refreshed pending TalosMachine " + r.name + ": maintenance fingerprint " +
+                (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) + " -> " +
+                out.fingerprint + ", disks and links re-recorded (Event " +
+                std::string(k_reason_identity_refreshed) + ")");
+            return std::move(out);
+        }
+        case Registration::Action::Unchanged:
+            out.list.items.push_back(shown(r.machine));
+            say(r.why);
+            return std::move(out);
+        case Registration::Action::Left:
+            out.list.items.push_back(shown(r.machine));
+            return fail(make_error(ErrorKind::Partial, a + ": the node was reset, but " + r.why, "",
+                                   "NotRegistered"));
+        }
+        return std::move(out);
+    }
+
+    // Everything before the reset: the Ichor objects, the inspection, the assessment and the
+    // typed confirmation. Returns the Inspection and the assessment, or the refusal.
+    Result<std::pair<Value, Assessment>> decide() {
+        const std::string& a = o.address.text;
+        auto known =
+            reg.known([this](std::string_view w) { warn(std::string(w), "BundleUnreadable"); });
+        if (!known) {
+            return known.error();
+        }
+        if (std::none_of(known->clusters.begin(), known->clusters.end(),
+                         [&](const ManagedCluster& c) { return c.name == o.cluster; })) {
+            return make_error(ErrorKind::Config,
+                              "TalosCluster " + in_quotes(o.cluster) + " not found in namespace " +
+                                  in_quotes(o.ns),
+                              "kubectl get talosclusters -A", "ClusterNotFound");
+        }
+        say("Inspect " + a + " with talosconfig context " + in_quotes(o.context_name) +
+            " (each call gives up after " + util::format_duration_ms(o.call_timeout_ms) + ")");
+        Value results = Value::array();
+        Value item = node.inspect(results);
+        for (auto& r : results) {
+            out.list.results.push_back(r);
+        }
+        if (doc::get_string(item, "status.mode") == "unreachable") {
+            auto e = first_error(results);
+            return e ? *e
+                     : make_error(ErrorKind::Unreachable, a + ": could not be read", "",
+                                  "Unreachable");
+        }
+        PeerHealth peers;
+        if (doc::get_string(item, "status.etcd.problem").empty()) {
+            for (const auto& p : etcd_peers(item)) {
+                peers.emplace_back(p.id, !p.host.empty() && node.member_answers(p.host));
+            }
+        }
+        std::string block = inspection_block(item);
+        say(block.substr(0, block.size() - 1));
+        auto assessed =
+            assess(item, *known, peers, {a, o.talosconfig_path, o.cluster, o.force_ungraceful});
+        if (!assessed) {
+            return assessed.error();
+        }
+        for (const auto& w : assessed->warnings) {
+            warn(w);
+        }
+        const std::string weakness =
+            uuid_weakness(doc::get_string(item, "status.identity.uuid"),
+                          doc::get_string(item, "status.identity.serial"), known->machines);
+        if (auto c = confirm(item, weakness); !c) {
+            return c.error();
+        }
+        return std::make_pair(std::move(item), std::move(*assessed));
+    }
+
+    ReclaimOutcome run() {
+        const std::string& a = o.address.text;
+        auto decided = decide();
+        if (!decided) {
+            return fail(decided.error());
+        }
+        const auto& [item, assessed] = *decided;
+        talos::ResetOptions ro;
+        ro.graceful = assessed.graceful;
+        ro.reboot = true;
+        ro.system_volumes = {"STATE", "EPHEMERAL"};
+        say("Reset " + a + ": wipe STATE and EPHEMERAL, then reboot (" +
+            (ro.graceful ? "graceful" : "not graceful: etcd and Kubernetes are not left first") +
+            ")");
+        auto actor = node.reset(ro);
+        if (!actor) {
+            return fail(actor.error().wrap(a + ": the reset was not accepted"));
+        }
+        out.reset_done = true;
+        auto maint = wait_for_maintenance(*actor);
+        if (!maint) {
+            return fail(maint.error());
+        }
+        out.fingerprint = doc::get_string(*maint, "status.tls.fingerprint");
+        const std::string uuid = doc::get_string(item, "status.identity.uuid");
+        const std::string now_uuid = doc::get_string(*maint, "status.identity.uuid");
+        if (lower(now_uuid) != lower(uuid)) {
+            return fail(
+                make_error(ErrorKind::Partial,
+                           a + ": the node in maintenance mode has UUID " + now_uuid +
+                               ", not the reset machine's " + uuid + "; nothing was registered",
+                           "kubectl ichor inspect " + a + " --insecure", "IdentityChanged"));
+        }
+        say(a + " is in maintenance mode; its new maintenance certificate fingerprint is " +
+            out.fingerprint);
+        return register_machine(*maint);
+    }
+};
+
+} // namespace
+
+ReclaimOutcome reclaim(const ReclaimOptions& options, ReclaimNode& node, ReclaimRegistry& registry,
+                       const ReclaimUi& ui) {
+    Flow f{options, node, registry, ui, {}};
+    return f.run();
+}
+
+// --- the real node and registry --------------------------------------------------------------
+
+namespace {
+
+class TalosNode final : public ReclaimNode {
+public:
+    explicit TalosNode(NodeDial d) : m_d(std::move(d)) {}
+
+    Value inspect(Value& results) override {
+        InspectOptions io;
+        io.context = m_d.context;
+        io.talosconfig_path = m_d.talosconfig_path;
+        io.call_timeout_ms = m_d.call_timeout_ms;
+        return inspect_node(m_d.address, io, results);
+    }
+    bool member_answers(const std::string& host) override {
+        talos::DialOptions opts = talos::mutual_tls(m_d.context, m_d.call_timeout_ms);
+        opts.node = host;
+        talos::NodeClient c(m_d.address, opts);
+        return c.etcd_status().ok();
+    }
+    Result<std::string> reset(const talos::ResetOptions& options) override {
+        talos::NodeClient c(m_d.address, talos::mutual_tls(m_d.context, m_d.call_timeout_ms));
+        return c.reset(options);
+    }
+    Result<Value> probe_maintenance(std::int64_t timeout_ms) override {
+        InspectOptions io;
+        io.insecure = true;
+        io.call_timeout_ms = timeout_ms;
+        Value results = Value::array();
+        Value item = inspect_node(m_d.address, io, results);
+        if (doc::get_string(item, "status.mode") == "maintenance") {
+            return item;
+        }
+        if (auto e = first_error(results)) {
+            return *e;
+        }
+        return make_error(ErrorKind::Unreachable, m_d.address.text + ": no answer", "",
+                          "Unreachable");
+    }
+
+private:
+    NodeDial m_d;
+};
+
+class KubeRegistry final : public ReclaimRegistry {
+public:
+    KubeRegistry(kube::Client& k, std::string ns) : m_k(k), m_ns(std::move(ns)) {}
+
+    Result<Known> known(const std::function<void(std::string_view)>& warn) override {
+        Known k;
+        auto list = machines();
+        if (!list) {
+            return list.error();
+        }
+        k.machines = std::move(*list);
+        auto clusters = m_k.list(kube::ichor_path("talosclusters", m_ns));
+        if (!clusters) {
+            return clusters.error().wrap("listing the TalosClusters of namespace " + m_ns);
+        }
+        for (const auto& c : (*clusters)["items"]) {
+            ManagedCluster mc{doc::get_string(c, "metadata.name"), ""};
+            auto b = load_bundle({}, nullptr, &m_k, &c, [](std::string_view) {});
+            if (b) {
+                mc.cluster_id = b->cluster_id;
+            } else if (warn) {
+                warn("cannot read the secrets bundle of TalosCluster " + mc.name + " (" +
+                     b.error().message + "): whether the node belongs to it is not known");
+            }
+            k.clusters.push_back(std::move(mc));
+        }
+        return k;
+    }
+    Result<Value> machines() override {
+        auto list = m_k.list(kube::ichor_path("talosmachines", m_ns));
+        if (!list) {
+            return list.error().wrap("listing the TalosMachines of namespace " + m_ns);
+        }
+        return (*list)["items"];
+    }
+    Result<Value> create_machine(const Value& machine) override {
+        return m_k.create(kube::ichor_path("talosmachines", m_ns), machine);
+    }
+    Result<Value> patch_machine_status(const std::string& name, const Value& status) override {
+        Value patch = Value::object();
+        patch["status"] = status;
+        return m_k.merge_patch_status(kube::ichor_path("talosmachines", m_ns, name), patch);
+    }
+    Status create_event(const Value& event) override {
+        auto r = m_k.create(kube::events_path(m_ns), event);
+        if (!r) {
+            return r.error();
+        }
+        return ok_status();
+    }
+
+private:
+    kube::Client& m_k;
+    std::string m_ns;
+};
+
+} // namespace
+
+std::unique_ptr<ReclaimNode> make_node(const NodeDial& dial) {
+    return std::make_unique<TalosNode>(dial);
+}
+
+std::unique_ptr<ReclaimRegistry> make_registry(kube::Client& kube, std::string ns) {
+    return std::make_unique<KubeRegistry>(kube, std::move(ns));
+}
+
+} // namespace ichor::stages
