@@ -308,6 +308,22 @@ Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOpti
 
 } // namespace
 
+ReleaseOptions release_options(const std::string& cluster, std::vector<std::string> machines,
+                               const talos::TalosContext& context, const std::string& talosconfig_path,
+                               std::int64_t call_timeout_ms, const bundle::Bundle& bundle,
+                               const doc::Value& talos_cluster, std::int64_t timeout_ms) {
+    ReleaseOptions ro;
+    ro.cluster = cluster;
+    ro.machines = std::move(machines);
+    ro.inspect.context = context;
+    ro.inspect.talosconfig_path = talosconfig_path;
+    ro.inspect.call_timeout_ms = call_timeout_ms;
+    ro.bundle = &bundle;
+    ro.talos_cluster = &talos_cluster;
+    ro.timeout_ms = timeout_ms;
+    return ro;
+}
+
 Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o) {
     std::string selector = "ichor.maesh.dev/cluster=" + o.cluster;
     auto machines = kube.list(kube::ichor_path("talosmachines", kube.ns()), {.label_selector = selector});

@@ -69,6 +69,13 @@ struct ReleaseOutcome {
     int failed = 0;
 };
 
+// The options of a release with the talosconfig context, the bundle and the TalosCluster that the
+// caller loaded (hold release and adopt build them the same way).
+ReleaseOptions release_options(const std::string& cluster, std::vector<std::string> machines,
+                               const talos::TalosContext& context, const std::string& talosconfig_path,
+                               std::int64_t call_timeout_ms, const bundle::Bundle& bundle,
+                               const doc::Value& talos_cluster, std::int64_t timeout_ms);
+
 // Releases held machines, control planes first, one at a time.
 Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o);
 

@@ -11,6 +11,7 @@
 #include "common/stages/sources.h"
 #include "common/stages/trust.h"
 #include "common/util/files.h"
+#include "common/util/clock.h"
 #include "common/util/strings.h"
 
 #include <sys/stat.h>
@@ -220,13 +221,6 @@ Result<std::pair<doc::ResourceList, stages::PlanSummary>> make_plan(const Option
     return std::make_pair(std::move(list), *summary);
 }
 
-std::string now_rfc3339() {
-    char buf[32];
-    std::time_t t = std::time(nullptr);
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return buf;
-}
-
 int apply_and_release(const Options& o, Context& c, const doc::ResourceList& plan, cli::Streams& s) {
     std::vector<std::string> names;
     for (const auto& i : plan.items) {
@@ -240,20 +234,13 @@ int apply_and_release(const Options& o, Context& c, const doc::ResourceList& pla
         return cli::fail(s, "adopt", st.error());
     }
     cli::Progress progress(s);
-    stages::ApplyOptions ao{o.backup_dir, now_rfc3339(), nullptr, [&progress](std::string_view m) { progress.announce(m); }};
+    stages::ApplyOptions ao{o.backup_dir, util::now_rfc3339(), nullptr, [&progress](std::string_view m) { progress.announce(m); }};
     auto applied = stages::hold_apply(*c.kube, plan, ao);
     if (!applied) {
         return cli::fail(s, "adopt", applied.error());
     }
-    stages::ReleaseOptions ro;
-    ro.cluster = o.kube.cluster;
-    ro.machines = names;
-    ro.inspect.context = c.talos;
-    ro.inspect.talosconfig_path = c.talosconfig_path;
-    ro.inspect.call_timeout_ms = o.talos.call_timeout_ms;
-    ro.bundle = &c.bundle;
-    ro.talos_cluster = &c.cluster;
-    ro.timeout_ms = o.timeout_ms;
+    auto ro = stages::release_options(o.kube.cluster, names, c.talos, c.talosconfig_path,
+                                      o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
     auto released = stages::hold_release(*c.kube, ro);

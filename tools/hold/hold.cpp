@@ -7,6 +7,7 @@
 #include "common/cli/run.h"
 #include "common/stages/hold.h"
 #include "common/stages/sources.h"
+#include "common/util/clock.h"
 #include "common/util/strings.h"
 
 #include <csignal>
@@ -96,13 +97,6 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
 
 namespace {
 
-std::string now_rfc3339() {
-    char buf[32];
-    std::time_t t = std::time(nullptr);
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return buf;
-}
-
 int do_apply(const Options& o, kube::Client& kube, cli::Streams& s) {
     auto plan = cli::read_input(s, o.input, "hold", "a plan from kubectl ichor drift");
     if (!plan) {
@@ -121,7 +115,7 @@ int do_apply(const Options& o, kube::Client& kube, cli::Streams& s) {
     }
     stages::ApplyOptions ao;
     ao.backup_dir = o.backup_dir;
-    ao.now_rfc3339 = now_rfc3339();
+    ao.now_rfc3339 = util::now_rfc3339();
     ao.say = [&s](std::string_view m) { s.err << m << "\n"; };
     if (auto n = s.env.get("ICHOR_TEST_KILL_AFTER_WRITES")) { // the e2e test's injected crash
         int left = std::stoi(*n);
@@ -157,15 +151,8 @@ int do_release(const Options& o, kube::Client& kube, cli::Streams& s) {
         return cli::fail(s, "hold", ctx.error());
     }
     cli::Progress progress(s);
-    stages::ReleaseOptions ro;
-    ro.cluster = o.kube.cluster;
-    ro.machines = o.machines;
-    ro.inspect.context = *ctx;
-    ro.inspect.talosconfig_path = cfg->path;
-    ro.inspect.call_timeout_ms = o.talos.call_timeout_ms;
-    ro.bundle = &*b;
-    ro.talos_cluster = &*cluster;
-    ro.timeout_ms = o.timeout_ms;
+    auto ro = stages::release_options(o.kube.cluster, o.machines, *ctx, cfg->path, o.talos.call_timeout_ms, *b,
+                                      *cluster, o.timeout_ms);
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
     auto out = stages::hold_release(kube, ro);
