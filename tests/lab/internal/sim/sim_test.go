@@ -350,9 +350,21 @@ func TestFaultsAndCallLog(t *testing.T) {
 		t.Fatalf("drop fault: %v", err)
 	}
 
+	// The dropped call is recorded when the server side of it ends, which can be a moment after
+	// the client saw the connection go: wait (bounded) until no call is still Running.
 	var calls []CallRecord
 
-	control(t, s, http.MethodGet, "/nodes/t1-w/calls", "", &calls)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		control(t, s, http.MethodGet, "/nodes/t1-w/calls", "", &calls)
+		running := false
+		for _, call := range calls {
+			running = running || call.Code == "Running"
+		}
+		if !running || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	var codesSeen []string
 	for _, call := range calls {
