@@ -13,14 +13,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	cosiv1alpha1 "github.com/cosi-project/runtime/api/v1alpha1"
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	configpb "github.com/siderolabs/talos/pkg/machinery/api/resource/config"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 const callTimeout = 20 * time.Second
@@ -173,6 +177,9 @@ func read(cfg *clientconfig.Config, insecure bool, addr string) result {
 		}
 	}
 
+	// The calls of common/stages/inspect.cpp, in its order: identity, status, then (configured)
+	// the configuration with its facts, Infos, MachineTypes only when the configuration could not
+	// be read, then storage, etcd unless the node is a worker, and the node identity.
 	var errs []error
 
 	errs = append(errs, do("Version", func(ctx context.Context) (int, error) {
@@ -184,40 +191,55 @@ func read(cfg *clientconfig.Config, insecure bool, addr string) result {
 		return 1, err
 	}))
 
-	errs = append(errs, do("Hostname", func(ctx context.Context) (int, error) {
-		resp, err := c.MachineClient.Hostname(ctx, nil)
-		if err == nil {
-			r.Hostname = resp.GetMessages()[0].GetHostname()
-		}
-
-		return 1, err
-	}))
-
-	if !insecure {
-		errs = append(errs, do("MachineConfigs", get("config", "MachineConfigs.config.talos.dev", "v1alpha1")))
-	}
-
 	errs = append(errs,
 		do("SystemInformations", get("hardware", "SystemInformations.hardware.talos.dev", "systeminformation")),
+		do("LinkStatuses", list("network", "LinkStatuses.net.talos.dev")),
+		do("Hostname", func(ctx context.Context) (int, error) {
+			resp, err := c.MachineClient.Hostname(ctx, nil)
+			if err == nil {
+				r.Hostname = resp.GetMessages()[0].GetHostname()
+			}
+
+			return 1, err
+		}),
 		do("MachineStatuses", get("runtime", "MachineStatuses.runtime.talos.dev", "machine")),
 	)
 
 	if !insecure {
-		errs = append(errs,
-			do("Infos", get("cluster", "Infos.cluster.talos.dev", "current")),
-			do("MachineTypes", get("config", "MachineTypes.config.talos.dev", "machine-type")),
-		)
+		// The role comes from the configuration, loaded with Talos's configloader, as the C++
+		// reader takes it from its parsed configuration.
+		var configBytes []byte
+
+		errs = append(errs, do("MachineConfigs", func(ctx context.Context) (int, error) {
+			resp, err := state.Get(ctx, &cosiv1alpha1.GetRequest{Namespace: "config", Type: "MachineConfigs.config.talos.dev", Id: "v1alpha1"})
+			configBytes = resp.GetResource().GetSpec().GetProtoSpec()
+
+			return 1, err
+		}))
+
+		var spec configpb.MachineConfigSpec
+		if configBytes != nil && proto.Unmarshal(configBytes, &spec) == nil {
+			if cfg, err := configloader.NewFromBytes(spec.GetYamlMarshalled()); err == nil && cfg.Machine() != nil {
+				r.Role = cfg.Machine().Type().String()
+			}
+		}
+
+		errs = append(errs, do("Infos", get("cluster", "Infos.cluster.talos.dev", "current")))
+
+		if r.Role == "" {
+			errs = append(errs, do("MachineTypes", get("config", "MachineTypes.config.talos.dev", "machine-type")))
+		}
 	}
 
 	errs = append(errs,
-		do("LinkStatuses", list("network", "LinkStatuses.net.talos.dev")),
 		do("VolumeStatuses", list("runtime", "VolumeStatuses.block.talos.dev")),
 		do("Disks", list("runtime", "Disks.block.talos.dev")),
 	)
 
-	if r.Role == "controlplane\n" || r.Role == "controlplane" {
-		errs = append(errs,
-			do("EtcdMemberList", func(ctx context.Context) (int, error) {
+	if !insecure {
+		if strings.TrimSpace(r.Role) != "worker" {
+			// As the C++ reader: EtcdStatus only when the member list came back.
+			membersErr := do("EtcdMemberList", func(ctx context.Context) (int, error) {
 				resp, err := c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
 
 				n := 0
@@ -226,13 +248,19 @@ func read(cfg *clientconfig.Config, insecure bool, addr string) result {
 				}
 
 				return n, err
-			}),
-			do("EtcdStatus", func(ctx context.Context) (int, error) {
-				_, err := c.EtcdStatus(ctx)
+			})
+			errs = append(errs, membersErr)
 
-				return 1, err
-			}),
-		)
+			if membersErr == nil {
+				errs = append(errs, do("EtcdStatus", func(ctx context.Context) (int, error) {
+					_, err := c.EtcdStatus(ctx)
+
+					return 1, err
+				}))
+			}
+		}
+
+		errs = append(errs, do("Identities", get("cluster", "Identities.cluster.talos.dev", "local")))
 	}
 
 	if len(r.Role) > 0 && r.Role[len(r.Role)-1] == '\n' {
