@@ -207,4 +207,17 @@ Result<TalosContext> select_context(const TalosConfig& config, const std::string
     return *found;
 }
 
+Result<LoadedContext> load_context(const std::string& explicit_path, const std::string& name,
+                                   const Environment& env) {
+    auto cfg = load_talosconfig(explicit_path, env);
+    if (!cfg) {
+        return cfg.error();
+    }
+    auto ctx = select_context(*cfg, name);
+    if (!ctx) {
+        return ctx.error();
+    }
+    return LoadedContext{std::move(*ctx), cfg->path};
+}
+
 } // namespace ichor::talos

@@ -48,4 +48,13 @@ Result<TalosConfig> load_talosconfig(const std::string& explicit_path, const Env
 // name with no `context:` is "no current context".
 Result<TalosContext> select_context(const TalosConfig& config, const std::string& name);
 
+// A checked context and the file it came from: load_talosconfig then select_context, the way
+// every tool reads its --talosconfig and context.
+struct LoadedContext {
+    TalosContext context;
+    std::string path;
+};
+Result<LoadedContext> load_context(const std::string& explicit_path, const std::string& name,
+                                   const Environment& env);
+
 } // namespace ichor::talos

@@ -153,13 +153,12 @@ Result<Context> prepare(const Options& o, cli::Streams& s) {
         return cluster.error();
     }
     c.cluster = *cluster;
-    auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
-    auto ctx = cfg ? talos::select_context(*cfg, o.talos.context) : Result<talos::TalosContext>(cfg.error());
+    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
     if (!ctx) {
         return ctx.error();
     }
-    c.talos = *ctx;
-    c.talosconfig_path = cfg->path;
+    c.talos = ctx->context;
+    c.talosconfig_path = ctx->path;
     stages::BundleSource bs{o.secrets_bundle, o.recover_from,
                             o.recover_to.empty() ? o.kube.cluster + "-secrets.yaml" : o.recover_to,
                             o.talos.call_timeout_ms};

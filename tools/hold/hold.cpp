@@ -145,13 +145,12 @@ int do_release(const Options& o, kube::Client& kube, cli::Streams& s) {
     if (!b) {
         return cli::fail(s, "hold", b.error());
     }
-    auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
-    auto ctx = cfg ? talos::select_context(*cfg, o.talos.context) : Result<talos::TalosContext>(cfg.error());
+    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
     if (!ctx) {
         return cli::fail(s, "hold", ctx.error());
     }
     cli::Progress progress(s);
-    auto ro = stages::release_options(o.kube.cluster, o.machines, *ctx, cfg->path, o.talos.call_timeout_ms, *b,
+    auto ro = stages::release_options(o.kube.cluster, o.machines, ctx->context, ctx->path, o.talos.call_timeout_ms, *b,
                                       *cluster, o.timeout_ms);
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };

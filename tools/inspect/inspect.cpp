@@ -119,16 +119,12 @@ Result<stages::InspectOptions> resolve(const Options& o, const cli::Streams& s) 
     if (o.insecure && o.talos.talosconfig.empty()) {
         return io; // maintenance mode needs no credential
     }
-    auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
-    if (!cfg) {
-        return cfg.error();
-    }
-    auto ctx = talos::select_context(*cfg, o.talos.context);
+    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
     if (!ctx) {
         return ctx.error();
     }
-    io.context = *ctx;
-    io.talosconfig_path = cfg->path;
+    io.context = ctx->context;
+    io.talosconfig_path = ctx->path;
     return io;
 }
 

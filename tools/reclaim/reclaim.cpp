@@ -167,9 +167,7 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     if (!address) {
         return cli::fail(s, "reclaim", address.error());
     }
-    auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
-    auto ctx = cfg ? talos::select_context(*cfg, o.talos.context)
-                   : Result<talos::TalosContext>(cfg.error());
+    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
     if (!ctx) {
         return cli::fail(s, "reclaim", ctx.error());
     }
@@ -180,8 +178,8 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     }
     stages::ReclaimOptions ro;
     ro.address = *address;
-    ro.talosconfig_path = cfg->path;
-    ro.context_name = ctx->name;
+    ro.talosconfig_path = ctx->path;
+    ro.context_name = ctx->context.name;
     ro.cluster = o.kube.cluster;
     ro.ns = (*kube)->ns();
     ro.force_ungraceful = o.force_ungraceful;
@@ -190,7 +188,7 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     ro.call_timeout_ms = o.talos.call_timeout_ms;
     ro.wait_timeout_ms = o.wait_timeout_ms;
 
-    auto node = stages::make_node({*address, *ctx, cfg->path, o.talos.call_timeout_ms});
+    auto node = stages::make_node({*address, ctx->context, ctx->path, o.talos.call_timeout_ms});
     auto registry = stages::make_registry(**kube, ro.ns);
     cli::Progress progress(s);
     stages::ReclaimUi ui;

@@ -113,12 +113,11 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     }
     std::optional<talos::TalosContext> ctx;
     if (o.recover_secrets) {
-        auto cfg = talos::load_talosconfig(o.talos.talosconfig, s.env);
-        auto c = cfg ? talos::select_context(*cfg, o.talos.context) : Result<talos::TalosContext>(cfg.error());
+        auto c = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
         if (!c) {
             return cli::fail(s, "trustcheck", c.error());
         }
-        ctx = *c;
+        ctx = c->context;
     }
     stages::BundleSource src{o.secrets_bundle, o.recover_from,
                              o.recover_to.empty() ? o.kube.cluster + "-secrets.yaml" : o.recover_to,
