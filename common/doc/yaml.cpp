@@ -1,4 +1,5 @@
 #include "common/doc/value.h"
+#include "common/doc/yaml_block.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -387,6 +388,16 @@ Result<std::vector<Value>> parse_documents(std::string_view text, std::string_vi
     if (first < text.size() && (text[first] == '{' || text[first] == '[')) {
         return parse_json_stream(text, source);
     }
+    // The block reader covers machine configurations at a fraction of yaml-cpp's cost; whatever
+    // it does not fully understand, errors included, goes to yaml-cpp.
+    if (auto fast = read_block_yaml(text)) {
+        return std::move(*fast);
+    }
+    return parse_documents_yaml_cpp(text, source);
+}
+
+Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text,
+                                                    std::string_view source) {
     std::vector<Value> docs;
     try {
         std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
