@@ -1,12 +1,9 @@
 #include "common/talos/client.h"
 
 #include "common/talos/certs.h"
-#include "common/talos/errors.h"
+#include "common/talos/client_impl.h"
 
-#include "machine/machine.grpc.pb.h"
-#include "storage/storage.grpc.pb.h"
-#include "v1alpha1/state.grpc.pb.h"
-
+#include <absl/synchronization/mutex.h>
 #include <google/protobuf/empty.pb.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
@@ -20,21 +17,6 @@
 namespace ichor::talos {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// What the TLS handshakes of one client saw. Written from gRPC's threads.
-struct PeerState {
-    std::mutex mu;
-    std::optional<std::string> fingerprint;
-    bool mismatch = false;
-
-    void record(std::optional<std::string> fp, bool mismatched) {
-        std::lock_guard lock(mu);
-        fingerprint = std::move(fp);
-        mismatch = mismatched;
-    }
-};
 
 // Maintenance mode: no chain verification, only the optional fingerprint pin (talosctl's
 // MatchSPKIFingerprints: the leaf's SPKI digest must be one of the pins).
@@ -82,16 +64,23 @@ std::shared_ptr<grpc::ChannelCredentials> make_credentials(const DialOptions& o,
     return grpc::experimental::TlsCredentials(tls);
 }
 
-// gRPC logs handshake failures to stderr itself; this library never prints (the same text comes
-// back in the call's status), so its log goes nowhere.
-void silence_grpc_log() {
+// Once per process, before the first channel:
+// - gRPC logs handshake failures to stderr itself; this library never prints (the same text comes
+//   back in the call's status), so its log goes nowhere;
+// - Debian builds abseil with mutex deadlock detection on, which records every lock order gRPC
+//   takes in a global graph: 3% of inspect's CPU over 256 nodes (bench/README.md), for a report
+//   nobody reads.
+void configure_grpc() {
     static std::once_flag once;
-    std::call_once(once, [] { gpr_set_log_function([](gpr_log_func_args*) {}); });
+    std::call_once(once, [] {
+        gpr_set_log_function([](gpr_log_func_args*) {});
+        absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    });
 }
 
 std::shared_ptr<grpc::Channel> make_channel(const Address& a, const DialOptions& o,
                                             const std::shared_ptr<PeerState>& peer) {
-    silence_grpc_log();
+    configure_grpc();
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(k_max_receive_bytes);
     // Each client has its own connections, so one node's failures never leak into another's.
@@ -104,113 +93,96 @@ std::shared_ptr<grpc::Channel> make_channel(const Address& a, const DialOptions&
 
 } // namespace
 
-struct NodeClient::Impl {
-    Address address;
-    DialOptions options;
-    std::string label;
-    std::shared_ptr<PeerState> peer = std::make_shared<PeerState>();
-    std::shared_ptr<grpc::Channel> channel;
-    std::unique_ptr<machine::MachineService::Stub> machine;
-    std::unique_ptr<storage::StorageService::Stub> storage;
-    std::unique_ptr<cosi::resource::State::Stub> state;
-    std::vector<CallRecord> calls;
-    std::string last_peer_pem; // the server certificate last fingerprinted
+NodeClient::Impl::Impl(Address a, DialOptions o)
+    : address(std::move(a)), options(std::move(o)),
+      label(options.node.empty() ? address.text : options.node),
+      channel(make_channel(address, options, peer)),
+      machine(machine::MachineService::NewStub(channel)),
+      storage(storage::StorageService::NewStub(channel)),
+      state(cosi::resource::State::NewStub(channel)) {}
 
-    Impl(Address a, DialOptions o)
-        : address(std::move(a)), options(std::move(o)),
-          label(options.node.empty() ? address.text : options.node),
-          channel(make_channel(address, options, peer)),
-          machine(machine::MachineService::NewStub(channel)),
-          storage(storage::StorageService::NewStub(channel)),
-          state(cosi::resource::State::NewStub(channel)) {}
+void NodeClient::Impl::prepare(grpc::ClientContext& ctx) const {
+    // gRPC takes deadlines only on the system clock.
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(options.call_timeout_ms));
+    if (!options.node.empty()) {
+        ctx.AddMetadata("node", options.node);
+    }
+}
 
-    void prepare(grpc::ClientContext& ctx) const {
-        // gRPC takes deadlines only on the system clock.
-        ctx.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(options.call_timeout_ms));
-        if (!options.node.empty()) {
-            ctx.AddMetadata("node", options.node);
+std::size_t NodeClient::Impl::begin(std::string_view method) {
+    calls.push_back({std::string(method), 0, false});
+    return calls.size() - 1;
+}
+
+void NodeClient::Impl::finish(std::size_t call, Clock::time_point start, bool ok,
+                              grpc::ClientContext& ctx) {
+    calls[call].duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    calls[call].ok = ok;
+    if (!ok || options.mode != TlsMode::Mutual) {
+        return;
+    }
+    auto auth = ctx.auth_context();
+    if (!auth) {
+        return;
+    }
+    auto pems = auth->FindPropertyValues("x509_pem_cert");
+    if (pems.empty()) {
+        return;
+    }
+    // The channel keeps its connection, so the certificate rarely changes between calls:
+    // parse it only when it does (bench/README.md: the parse was a fifth of the client's CPU).
+    std::string_view pem(pems.front().data(), pems.front().size());
+    if (pem == last_peer_pem) {
+        return;
+    }
+    last_peer_pem.assign(pem);
+    auto fp = spki_fingerprint(last_peer_pem);
+    peer->record(fp ? std::optional<std::string>(*fp) : std::nullopt, false);
+}
+
+Error NodeClient::Impl::failure(std::string_view method, const grpc::Status& st) const {
+    if (options.mode == TlsMode::Insecure && st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        std::lock_guard lock(peer->mu);
+        if (peer->mismatch && peer->fingerprint) {
+            return fingerprint_mismatch(label, method, *peer->fingerprint, options.fingerprints);
         }
     }
+    return classify_failure(label, method, {st.error_code(), st.error_message()},
+                            options.call_timeout_ms);
+}
 
-    // Records the call and, on a mutual-TLS channel, the server certificate it saw.
-    void finish(std::string_view method, Clock::time_point start, bool ok, grpc::ClientContext& ctx) {
-        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-        calls.push_back({std::string(method), ms, ok});
-        if (!ok || options.mode != TlsMode::Mutual) {
-            return;
-        }
-        auto auth = ctx.auth_context();
-        if (!auth) {
-            return;
-        }
-        auto pems = auth->FindPropertyValues("x509_pem_cert");
-        if (pems.empty()) {
-            return;
-        }
-        // The channel keeps its connection, so the certificate rarely changes between calls:
-        // parse it only when it does (bench/README.md: the parse was a fifth of the client's CPU).
-        std::string_view pem(pems.front().data(), pems.front().size());
-        if (pem == last_peer_pem) {
-            return;
-        }
-        last_peer_pem.assign(pem);
-        auto fp = spki_fingerprint(last_peer_pem);
-        peer->record(fp ? std::optional<std::string>(*fp) : std::nullopt, false);
-    }
+namespace {
 
-    Error failure(std::string_view method, const grpc::Status& st) const {
-        if (options.mode == TlsMode::Insecure && st.error_code() == grpc::StatusCode::UNAVAILABLE) {
-            std::lock_guard lock(peer->mu);
-            if (peer->mismatch && peer->fingerprint) {
-                return fingerprint_mismatch(label, method, *peer->fingerprint, options.fingerprints);
-            }
-        }
-        return classify_failure(label, method, {st.error_code(), st.error_message()},
-                                options.call_timeout_ms);
+// A blocking call: `call(ctx, response)` returns its status.
+template <class Resp, class Call>
+Result<Resp> unary(NodeClient::Impl& impl, std::string_view method, Call&& call) {
+    grpc::ClientContext ctx;
+    impl.prepare(ctx);
+    Resp resp;
+    std::size_t record = impl.begin(method);
+    auto start = Clock::now();
+    grpc::Status st = call(&ctx, &resp);
+    impl.finish(record, start, st.ok(), ctx);
+    if (!st.ok()) {
+        return impl.failure(method, st);
     }
+    return resp;
+}
 
-    template <class Resp, class Call>
-    Result<Resp> unary(std::string_view method, Call&& call) {
-        grpc::ClientContext ctx;
-        prepare(ctx);
-        Resp resp;
-        auto start = Clock::now();
-        grpc::Status st = call(&ctx, &resp);
-        finish(method, start, st.ok(), ctx);
-        if (!st.ok()) {
-            return failure(method, st);
-        }
-        return resp;
+// A blocking call whose reply is Talos's envelope: its first message.
+template <class Resp, class Call>
+auto unary_first(NodeClient::Impl& impl, std::string_view method, Call&& call)
+    -> Result<std::decay_t<decltype(std::declval<Resp>().messages(0))>> {
+    auto resp = unary<Resp>(impl, method, std::forward<Call>(call));
+    if (!resp) {
+        return resp.error();
     }
+    return impl.first(resp->messages(), method);
+}
 
-    // The first message of Talos's envelope; an error in its metadata fails the call.
-    template <class Msg>
-    Result<Msg> first(const google::protobuf::RepeatedPtrField<Msg>& messages,
-                      std::string_view method) const {
-        if (messages.empty()) {
-            return make_error(ErrorKind::Unreachable,
-                              label + ": empty reply (" + std::string(method) + ")", {},
-                              std::string(code::k_internal));
-        }
-        const auto& md = messages[0].metadata();
-        if (!md.error().empty()) {
-            int c = md.status().code() != 0 ? md.status().code() : grpc::StatusCode::UNKNOWN;
-            return classify_failure(label, method, {c, md.error()}, options.call_timeout_ms);
-        }
-        return messages[0];
-    }
-
-    template <class Resp, class Call>
-    auto unary_first(std::string_view method, Call&& call)
-        -> Result<std::decay_t<decltype(std::declval<Resp>().messages(0))>> {
-        auto resp = unary<Resp>(method, std::forward<Call>(call));
-        if (!resp) {
-            return resp.error();
-        }
-        return first(resp->messages(), method);
-    }
-};
+} // namespace
 
 DialOptions mutual_tls(const TalosContext& context, std::int64_t call_timeout_ms) {
     DialOptions o;
@@ -231,7 +203,7 @@ DialOptions insecure(std::vector<std::string> fingerprints, std::int64_t call_ti
 }
 
 NodeClient::NodeClient(Address address, DialOptions options)
-    : m_impl(std::make_unique<Impl>(std::move(address), std::move(options))) {}
+    : m_impl(std::make_shared<Impl>(std::move(address), std::move(options))) {}
 NodeClient::~NodeClient() = default;
 NodeClient::NodeClient(NodeClient&&) noexcept = default;
 NodeClient& NodeClient::operator=(NodeClient&&) noexcept = default;
@@ -246,20 +218,20 @@ std::optional<std::string> NodeClient::peer_fingerprint() const {
 const std::vector<CallRecord>& NodeClient::calls() const { return m_impl->calls; }
 
 Result<machine::Version> NodeClient::version() {
-    return m_impl->unary_first<machine::VersionResponse>("Version", [&](auto* ctx, auto* resp) {
+    return unary_first<machine::VersionResponse>(*m_impl, "Version", [&](auto* ctx, auto* resp) {
         return m_impl->machine->Version(ctx, google::protobuf::Empty(), resp);
     });
 }
 
 Result<std::string> NodeClient::hostname() {
-    auto h = m_impl->unary_first<machine::HostnameResponse>("Hostname", [&](auto* ctx, auto* resp) {
+    auto h = unary_first<machine::HostnameResponse>(*m_impl, "Hostname", [&](auto* ctx, auto* resp) {
         return m_impl->machine->Hostname(ctx, google::protobuf::Empty(), resp);
     });
     return h ? Result<std::string>(h->hostname()) : Result<std::string>(h.error());
 }
 
 Result<std::vector<storage::Disk>> NodeClient::disks() {
-    auto d = m_impl->unary_first<storage::DisksResponse>("Disks", [&](auto* ctx, auto* resp) {
+    auto d = unary_first<storage::DisksResponse>(*m_impl, "Disks", [&](auto* ctx, auto* resp) {
         return m_impl->storage->Disks(ctx, google::protobuf::Empty(), resp);
     });
     if (!d) {
@@ -268,19 +240,12 @@ Result<std::vector<storage::Disk>> NodeClient::disks() {
     return std::vector<storage::Disk>(d->disks().begin(), d->disks().end());
 }
 
-namespace {
-Resource to_resource(const cosi::resource::Resource& r) {
-    return Resource{r.metadata(), r.spec().proto_spec(), r.spec().yaml_spec()};
-}
-} // namespace
-
 Result<Resource> NodeClient::cosi_get(std::string_view ns, std::string_view type, std::string_view id) {
     cosi::resource::GetRequest req;
     req.set_namespace_(std::string(ns));
     req.set_type(std::string(type));
     req.set_id(std::string(id));
-    auto resp = m_impl->unary<cosi::resource::GetResponse>(
-        "Get " + std::string(type),
+    auto resp = unary<cosi::resource::GetResponse>(*m_impl, "Get " + std::string(type),
         [&](auto* ctx, auto* out) { return m_impl->state->Get(ctx, req, out); });
     if (!resp) {
         return resp.error();
@@ -295,6 +260,7 @@ Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::st
     std::string method = "List " + std::string(type);
     grpc::ClientContext ctx;
     m_impl->prepare(ctx);
+    std::size_t record = m_impl->begin(method);
     auto start = Clock::now();
     auto reader = m_impl->state->List(&ctx, req);
     std::vector<Resource> out;
@@ -303,7 +269,7 @@ Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::st
         out.push_back(to_resource(item.resource()));
     }
     grpc::Status st = reader->Finish();
-    m_impl->finish(method, start, st.ok(), ctx);
+    m_impl->finish(record, start, st.ok(), ctx);
     if (!st.ok()) {
         return m_impl->failure(method, st);
     }
@@ -313,8 +279,7 @@ Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::st
 Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query_local) {
     machine::EtcdMemberListRequest req;
     req.set_query_local(query_local);
-    auto m = m_impl->unary_first<machine::EtcdMemberListResponse>(
-        "EtcdMemberList",
+    auto m = unary_first<machine::EtcdMemberListResponse>(*m_impl, "EtcdMemberList",
         [&](auto* ctx, auto* resp) { return m_impl->machine->EtcdMemberList(ctx, req, resp); });
     if (!m) {
         return m.error();
@@ -323,7 +288,7 @@ Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query
 }
 
 Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {
-    auto s = m_impl->unary_first<machine::EtcdStatusResponse>("EtcdStatus", [&](auto* ctx, auto* resp) {
+    auto s = unary_first<machine::EtcdStatusResponse>(*m_impl, "EtcdStatus", [&](auto* ctx, auto* resp) {
         return m_impl->machine->EtcdStatus(ctx, google::protobuf::Empty(), resp);
     });
     return s ? Result<machine::EtcdMemberStatus>(s->member_status())
@@ -331,8 +296,7 @@ Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {
 }
 
 Status NodeClient::etcd_leave_cluster() {
-    auto r = m_impl->unary_first<machine::EtcdLeaveClusterResponse>(
-        "EtcdLeaveCluster", [&](auto* ctx, auto* resp) {
+    auto r = unary_first<machine::EtcdLeaveClusterResponse>(*m_impl, "EtcdLeaveCluster", [&](auto* ctx, auto* resp) {
             return m_impl->machine->EtcdLeaveCluster(ctx, machine::EtcdLeaveClusterRequest(), resp);
         });
     return r ? ok_status() : Status(r.error());
@@ -341,15 +305,13 @@ Status NodeClient::etcd_leave_cluster() {
 Status NodeClient::etcd_remove_member_by_id(std::uint64_t member_id) {
     machine::EtcdRemoveMemberByIDRequest req;
     req.set_member_id(member_id);
-    auto r = m_impl->unary_first<machine::EtcdRemoveMemberByIDResponse>(
-        "EtcdRemoveMemberByID",
+    auto r = unary_first<machine::EtcdRemoveMemberByIDResponse>(*m_impl, "EtcdRemoveMemberByID",
         [&](auto* ctx, auto* resp) { return m_impl->machine->EtcdRemoveMemberByID(ctx, req, resp); });
     return r ? ok_status() : Status(r.error());
 }
 
 Result<std::string> NodeClient::etcd_forfeit_leadership() {
-    auto r = m_impl->unary_first<machine::EtcdForfeitLeadershipResponse>(
-        "EtcdForfeitLeadership", [&](auto* ctx, auto* resp) {
+    auto r = unary_first<machine::EtcdForfeitLeadershipResponse>(*m_impl, "EtcdForfeitLeadership", [&](auto* ctx, auto* resp) {
             return m_impl->machine->EtcdForfeitLeadership(ctx, machine::EtcdForfeitLeadershipRequest(),
                                                           resp);
         });
@@ -366,8 +328,7 @@ Result<std::string> NodeClient::reset(const ResetOptions& options) {
         p->set_label(label);
         p->set_wipe(true);
     }
-    auto r = m_impl->unary_first<machine::ResetResponse>(
-        "Reset", [&](auto* ctx, auto* resp) { return m_impl->machine->Reset(ctx, req, resp); });
+    auto r = unary_first<machine::ResetResponse>(*m_impl, "Reset", [&](auto* ctx, auto* resp) { return m_impl->machine->Reset(ctx, req, resp); });
     return r ? Result<std::string>(r->actor_id()) : Result<std::string>(r.error());
 }
 
@@ -377,8 +338,7 @@ Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::s
     req.set_data(config);
     req.set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(mode));
     req.set_dry_run(dry_run);
-    return m_impl->unary_first<machine::ApplyConfigurationResponse>(
-        "ApplyConfiguration",
+    return unary_first<machine::ApplyConfigurationResponse>(*m_impl, "ApplyConfiguration",
         [&](auto* ctx, auto* resp) { return m_impl->machine->ApplyConfiguration(ctx, req, resp); });
 }
 

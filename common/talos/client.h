@@ -13,10 +13,12 @@
 // by errors.h (code Timeout, UnknownAuthority, Unreachable, FingerprintMismatch, ...). Replies in
 // Talos's messages envelope are unwrapped: the first message is returned, and a message whose
 // metadata carries an error is a failure too. A client is used by one thread at a time; clients
-// are cheap, make one per node (fanout.h runs many).
+// are cheap, make one per node. The asynchronous forms start a call on a Loop (loop.h) and return
+// at once, so that one thread can read many nodes, several calls per node at a time.
 #pragma once
 
 #include "common/talos/address.h"
+#include "common/talos/loop.h"
 #include "common/talos/resources.h"
 #include "common/talos/talosconfig.h"
 #include "common/util/result.h"
@@ -25,6 +27,7 @@
 #include "storage/storage.pb.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,16 +107,30 @@ public:
     Result<machine::ApplyConfiguration> apply_configuration(const std::string& config, ApplyMode mode,
                                                             bool dry_run = false);
 
+    // Asynchronous forms of the reads above: each starts the call on `loop` and returns at once;
+    // `done` runs on the thread that runs the loop, when the call ends, with what the blocking
+    // form would have returned. Calls made this way may overlap; the client must stay on the
+    // loop's thread, but it may be destroyed while its calls are still in flight.
+    template <class T>
+    using Done = std::function<void(Result<T>)>;
+    void version(Loop& loop, Done<machine::Version> done);
+    void hostname(Loop& loop, Done<std::string> done);
+    void cosi_get(Loop& loop, const ResourceRef& ref, Done<Resource> done);
+    void cosi_list(Loop& loop, const ResourceRef& ref, Done<std::vector<Resource>> done);
+    void etcd_member_list(Loop& loop, Done<std::vector<machine::EtcdMember>> done);
+    void etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done);
+
     // The SPKI fingerprint of the certificate the server presented on the last handshake
     // (either mode); nullopt before any handshake got that far.
     [[nodiscard]] std::optional<std::string> peer_fingerprint() const;
-    // Every call made so far, in order.
+    // Every call made so far, in the order they started.
     [[nodiscard]] const std::vector<CallRecord>& calls() const;
 
     struct Impl;
 
 private:
-    std::unique_ptr<Impl> m_impl;
+    // Shared with the asynchronous calls in flight, which may end after the client is gone.
+    std::shared_ptr<Impl> m_impl;
 };
 
 } // namespace ichor::talos

@@ -1,4 +1,5 @@
 #include "common/talos/certs.h"
+#include "common/util/strings.h"
 
 #include "test_talos_fixtures.h"
 
@@ -45,6 +46,31 @@ TEST_CASE("fingerprints are talosctl's: base64 of the SHA-256 of the SPKI", "[ta
     CHECK(*fp == fx::k_server_fingerprint);
     CHECK(*spki_fingerprint(fx::k_other_server_crt) == fx::k_other_server_fingerprint);
     CHECK_FALSE(spki_fingerprint("nothing").ok());
+}
+
+TEST_CASE("a certificate whose DER is cut short has no fingerprint", "[talos]") {
+    // The fingerprint walks the DER itself; a body that is base64 but not a whole certificate
+    // must not give a digest of whatever bytes are there.
+    std::string pem = fx::k_server_crt;
+    auto begin = pem.find('\n') + 1;
+    auto end = pem.find("-----END");
+    std::string body;
+    for (char c : pem.substr(begin, end - begin)) {
+        if (c != '\n') {
+            body.push_back(c);
+        }
+    }
+    auto der = util::base64_decode(body);
+    REQUIRE(der);
+    for (std::size_t cut : {std::size_t{3}, std::size_t{16}, der->size() / 2}) {
+        std::string shorter = "-----BEGIN CERTIFICATE-----\n" +
+                              util::base64_encode(der->substr(0, der->size() - cut)) +
+                              "\n-----END CERTIFICATE-----\n";
+        CHECK_FALSE(spki_fingerprint(shorter).ok());
+    }
+    // Several certificates in one PEM: the first one's.
+    CHECK(*spki_fingerprint(std::string(fx::k_server_crt) + fx::k_other_server_crt) ==
+          fx::k_server_fingerprint);
 }
 
 TEST_CASE("user-given fingerprints are checked and made canonical", "[talos]") {

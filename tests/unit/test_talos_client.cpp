@@ -222,3 +222,86 @@ TEST_CASE("an error inside the reply envelope fails the call", "[talos][grpc]") 
     REQUIRE(actor.ok());
     CHECK(*actor == "actor-1");
 }
+
+TEST_CASE("asynchronous calls on a loop overlap and give what the blocking ones give", "[talos][grpc]") {
+    TestServer server(fx::k_server_crt, fx::k_server_key, true);
+    Loop loop;
+    std::vector<std::string> order;
+    std::optional<Result<machine::Version>> version;
+    std::optional<Result<Resource>> got;
+    std::optional<Result<Resource>> missing;
+    std::optional<Result<std::vector<Resource>>> list;
+    std::optional<Result<std::vector<machine::EtcdMember>>> members;
+    {
+        NodeClient c(server.address(), mtls());
+        c.version(loop, [&](Result<machine::Version> v) { version.emplace(std::move(v)); });
+        c.cosi_get(loop, kind::k_system_information, [&](Result<Resource> r) { got.emplace(std::move(r)); });
+        c.cosi_get(loop, kind::k_machine_status, [&](Result<Resource> r) { missing.emplace(std::move(r)); });
+        c.cosi_list(loop, kind::k_link_statuses, [&](Result<std::vector<Resource>> r) { list.emplace(std::move(r)); });
+        c.etcd_member_list(loop, [&](Result<std::vector<machine::EtcdMember>> r) { members.emplace(std::move(r)); });
+        CHECK(loop.pending() == 5);
+        // The records are in the order the calls started, whatever order they end in.
+        REQUIRE(c.calls().size() == 5);
+        CHECK(c.calls()[0].method == "Version");
+        CHECK(c.calls()[3].method == "List LinkStatuses.net.talos.dev");
+        // The client goes before its calls end: they keep what they need.
+    }
+    loop.run();
+    CHECK(loop.pending() == 0);
+    REQUIRE(version);
+    REQUIRE(version->ok());
+    CHECK((*version)->version().tag() == "v1.13.9");
+    REQUIRE(got);
+    REQUIRE(got->ok());
+    CHECK((*got)->yaml_spec == "uuid: 4c4c4544-0000-1000-8000-000000000001\n");
+    REQUIRE(missing);
+    REQUIRE_FALSE(missing->ok());
+    CHECK(missing->error().message == server.address().text +
+                                          ": not found (Get MachineStatuses.runtime.talos.dev): "
+                                          "resource doesn't exist");
+    REQUIRE(list);
+    REQUIRE(list->ok());
+    REQUIRE((*list)->size() == 2);
+    CHECK((**list)[1].metadata.id() == "lo");
+    REQUIRE(members);
+    REQUIRE_FALSE(members->ok());
+    CHECK(members->error().message ==
+          server.address().text + ": unavailable (EtcdMemberList): etcdserver: no leader");
+}
+
+TEST_CASE("asynchronous calls are bounded, and a callback may start the next call", "[talos][grpc]") {
+    TestServer server(fx::k_server_crt, fx::k_server_key, true);
+    auto opts = mtls(300);
+    opts.node = "slow";
+    NodeClient slow(server.address(), opts);
+    NodeClient fast(server.address(), mtls());
+    Loop loop;
+    std::optional<Result<std::string>> timed_out;
+    std::optional<Result<std::string>> second;
+    auto start = std::chrono::steady_clock::now();
+    std::int64_t first_done_ms = -1;
+    slow.hostname(loop, [&](Result<std::string> h) { timed_out.emplace(std::move(h)); });
+    fast.version(loop, [&](Result<machine::Version> v) {
+        first_done_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+        REQUIRE(v.ok());
+        fast.hostname(loop, [&](Result<std::string> h) { second.emplace(std::move(h)); });
+    });
+    loop.run();
+    REQUIRE(timed_out);
+    REQUIRE_FALSE(timed_out->ok());
+    CHECK(timed_out->error().message == "slow did not answer within 300ms (Hostname)");
+    CHECK(first_done_ms >= 0);
+    CHECK(first_done_ms < 300); // the slow node held back nothing
+    REQUIRE(second);
+    REQUIRE(second->ok());
+    CHECK(**second == "fake");
+    CHECK(fast.calls().size() == 2);
+}
+
+TEST_CASE("a loop with nothing started returns at once", "[talos]") {
+    Loop loop;
+    loop.run();
+    CHECK(loop.pending() == 0);
+}
