@@ -1,5 +1,7 @@
 # ichor_proto(TARGET FILES...): compiles the project's .proto files (proto/, import root proto/)
-# into a static library with protobuf messages and gRPC stubs.
+# into a static library with protobuf messages and gRPC stubs. The messages are generated for the
+# lite runtime (`lite:`): no descriptor is registered at start (docs/design.md "Linking"), and
+# nothing here uses reflection; the wire format is the same.
 function(ichor_proto target)
   set(srcs)
   foreach(rel ${ARGN})
@@ -11,7 +13,7 @@ function(ichor_proto target)
       OUTPUT ${out}.pb.cc ${out}.pb.h ${out}.grpc.pb.cc ${out}.grpc.pb.h
       COMMAND protobuf::protoc
       ARGS --proto_path=${CMAKE_SOURCE_DIR}/proto
-           --cpp_out=${CMAKE_BINARY_DIR}/proto
+           --cpp_out=lite:${CMAKE_BINARY_DIR}/proto
            --grpc_out=${CMAKE_BINARY_DIR}/proto
            --plugin=protoc-gen-grpc=${GRPC_CPP_PLUGIN}
            ${CMAKE_SOURCE_DIR}/proto/${rel}

@@ -7,9 +7,9 @@
 #   - gRPC (grpc++, grpc, gpr, upb, address_sorting), protobuf, abseil, c-ares, re2;
 #   - OpenSSL and zlib, which gRPC calls (1.6 ms more when dynamic);
 #   - yaml-cpp and libstdc++/libgcc, so that no C++ shared library is left in the process;
-# and it leaves dynamic: glibc, libjq (Debian ships no archive) and libcurl with its many
-# dependencies (the Kubernetes client; a tool that does not call it drops it through the
-# toolchain's default --as-needed).
+# and it leaves dynamic: glibc, libjq (Debian ships no archive; opened on the first --jq) and
+# libcurl with its many dependencies (the Kubernetes client; a tool that does not call it drops it
+# through the toolchain's default --as-needed).
 #
 # --exclude-libs,ALL keeps the archives' symbols out of an executable's dynamic symbol table: a
 # tool that also loads libcurl gets libcurl's own OpenSSL (libssl.so.3), untouched by the static
