@@ -48,15 +48,18 @@ LibJq load_libjq() {
     void* h = dlopen("libjq.so.1", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
         const char* why = dlerror();
-        jq.error = std::string("cannot load libjq (Debian package libjq1): ") + (why ? why : "not found");
+        jq.error = std::string("cannot load libjq (Debian package libjq1): ") +
+                   (why ? why : "not found");
         return jq;
     }
     std::string& e = jq.error;
     bind(h, "jq_init", jq.jq_init, e) && bind(h, "jq_teardown", jq.jq_teardown, e) &&
-        bind(h, "jq_set_error_cb", jq.jq_set_error_cb, e) && bind(h, "jq_compile", jq.jq_compile, e) &&
+        bind(h, "jq_set_error_cb", jq.jq_set_error_cb, e) &&
+        bind(h, "jq_compile", jq.jq_compile, e) &&
         bind(h, "jq_start", jq.jq_start, e) && bind(h, "jq_next", jq.jq_next, e) &&
         bind(h, "jv_parse_sized", jq.jv_parse_sized, e) &&
-        bind(h, "jv_get_kind", jq.jv_get_kind, e) && bind(h, "jv_string_value", jq.jv_string_value, e) &&
+        bind(h, "jv_get_kind", jq.jv_get_kind, e) &&
+        bind(h, "jv_string_value", jq.jv_string_value, e) &&
         bind(h, "jv_free", jq.jv_free, e) && bind(h, "jv_copy", jq.jv_copy, e) &&
         bind(h, "jv_invalid_has_msg", jq.jv_invalid_has_msg, e) &&
         bind(h, "jv_invalid_get_msg", jq.jv_invalid_get_msg, e) &&

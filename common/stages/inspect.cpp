@@ -175,7 +175,8 @@ bool read_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) 
         auto& res = *replies.machine_config;
         if (res.ok()) {
             if (auto mc = talos::decode_spec<talos::spec::MachineConfig>(*res)) {
-                auto parsed = machineconfig::parse(mc->yaml_marshalled(), r.address.text + ": configuration");
+                auto parsed = machineconfig::parse(mc->yaml_marshalled(),
+                                                   r.address.text + ": configuration");
                 if (parsed) {
                     facts = machineconfig::extract_facts(*parsed);
                     r.status()["config"] = machineconfig::digest_secrets(parsed->documents);
@@ -196,7 +197,8 @@ bool read_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) 
     if (auto res = take(r, replies.cluster_info, doc::Severity::Info)) {
         if (auto info = talos::decode_spec<talos::spec::ClusterInfo>(*res)) {
             facts.cluster_id = facts.cluster_id.empty() ? info->cluster_id() : facts.cluster_id;
-            facts.cluster_name = facts.cluster_name.empty() ? info->cluster_name() : facts.cluster_name;
+            facts.cluster_name =
+                facts.cluster_name.empty() ? info->cluster_name() : facts.cluster_name;
         }
     }
     return have_config;
@@ -326,7 +328,8 @@ class NodeInspection {
 public:
     using Finished = std::function<void(Value item, Value results)>;
 
-    NodeInspection(const talos::Address& a, const Common& common, talos::Loop& loop, Finished finished)
+    NodeInspection(const talos::Address& a, const Common& common, talos::Loop& loop,
+                   Finished finished)
         : m_common(common), m_loop(loop), m_finished(std::move(finished)),
           m_r{a, skeleton(a, common)} {}
 
@@ -335,10 +338,13 @@ public:
         if (o.insecure || !o.context) {
             m_client.emplace(m_r.address, talos::insecure(o.fingerprints, o.call_timeout_ms));
             m_r.status()["tls"]["outcome"] = o.fingerprints.empty() ? "insecure" : "pinned";
-            m_client->version(m_loop, [this](Result<machine::Version> v) { on_insecure_version(std::move(v)); });
+            m_client->version(m_loop, [this](Result<machine::Version> v) {
+                on_insecure_version(std::move(v));
+            });
         } else {
             m_client.emplace(m_r.address, talos::mutual_tls(*o.context, o.call_timeout_ms));
-            m_client->version(m_loop, [this](Result<machine::Version> v) { on_version(std::move(v)); });
+            m_client->version(m_loop,
+                              [this](Result<machine::Version> v) { on_version(std::move(v)); });
         }
     }
 
@@ -376,7 +382,9 @@ private:
             // mode answers an insecure Version; another cluster's node does not (it wants a
             // client certificate).
             m_probe.emplace(m_r.address, talos::insecure({}, m_common.options.call_timeout_ms));
-            m_probe->version(m_loop, [this](Result<machine::Version> pv) { on_probe_version(std::move(pv)); });
+            m_probe->version(m_loop, [this](Result<machine::Version> pv) {
+                on_probe_version(std::move(pv));
+            });
         } else {
             m_r.status()["mode"] = "unreachable";
             m_r.status()["tls"]["outcome"] = "failed";
@@ -408,13 +416,16 @@ private:
         const InspectOptions& o = m_common.options;
         std::string ctx = o.context ? o.context->name : "";
         m_r.add(doc::Severity::Error,
-                addr + ": its Talos API certificate is not signed by the CA of talosconfig context \"" +
-                    ctx + "\": the node belongs to another cluster, or the talosconfig is the wrong one",
+                addr + ": its Talos API certificate is not signed by the CA of talosconfig "
+                       "context \"" +
+                    ctx +
+                    "\": the node belongs to another cluster, or the talosconfig is the wrong one",
                 std::string(talos::code::k_unknown_authority));
         finish();
     }
 
-    void read_maintenance(talos::NodeClient& c, const machine::Version& v, std::function<void()> done) {
+    void read_maintenance(talos::NodeClient& c, const machine::Version& v,
+                          std::function<void()> done) {
         m_r.status()["mode"] = "maintenance";
         m_r.status()["access"] = "os:reader";
         m_r.status()["talosVersion"] = v.version().tag();
@@ -514,7 +525,8 @@ struct NodeOutcome {
 
 // Reads every address, at most `concurrency` nodes at a time, on a few loops each on its own
 // thread (the calling thread runs one); results in input order.
-std::vector<NodeOutcome> read_nodes(const std::vector<talos::Address>& addresses, const InspectOptions& o) {
+std::vector<NodeOutcome> read_nodes(const std::vector<talos::Address>& addresses,
+                                    const InspectOptions& o) {
     Common common(o);
     std::vector<NodeOutcome> out(addresses.size());
     std::atomic<std::size_t> next{0};
@@ -523,7 +535,8 @@ std::vector<NodeOutcome> read_nodes(const std::vector<talos::Address>& addresses
     // second one shortened a 256-node read by a sixth on two cores (bench/README.md); more loops
     // than cores only add switches.
     int cores = static_cast<int>(std::thread::hardware_concurrency());
-    int most = std::min({concurrency, 4, static_cast<int>(std::max<std::size_t>(addresses.size(), 1))});
+    int node_count = static_cast<int>(std::max<std::size_t>(addresses.size(), 1));
+    int most = std::min({concurrency, 4, node_count});
     int loops = std::clamp(cores, 1, most);
     auto drive = [&](int share) {
         talos::Loop loop;

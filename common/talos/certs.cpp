@@ -212,7 +212,8 @@ Result<std::string> spki_fingerprint(std::string_view cert_pem) {
     if (len <= 0) {
         return make_error(ErrorKind::Config, "cannot encode the public key: " + openssl_reason());
     }
-    std::string fp = sha256_base64(std::string_view(reinterpret_cast<const char*>(der), static_cast<size_t>(len)));
+    std::string fp = sha256_base64(
+        std::string_view(reinterpret_cast<const char*>(der), static_cast<size_t>(len)));
     OPENSSL_free(der);
     return fp;
 }

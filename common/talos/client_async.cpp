@@ -63,14 +63,16 @@ template <class Resp, class T, class Prepare>
 void start_unary(Loop& loop, const std::shared_ptr<NodeClient::Impl>& impl, std::string method,
                  typename UnaryCall<Resp, T>::Convert convert, NodeClient::Done<T> done,
                  Prepare&& prepare) {
-    auto* call = new UnaryCall<Resp, T>(impl, std::move(method), std::move(convert), std::move(done));
+    auto* call =
+        new UnaryCall<Resp, T>(impl, std::move(method), std::move(convert), std::move(done));
     call->start(loop, std::forward<Prepare>(prepare)); // the loop owns it from here
 }
 
 // The first message of Talos's envelope, converted by `pick`.
 template <class Resp, class T, class Pick>
 typename UnaryCall<Resp, T>::Convert first_message(std::string method, Pick pick) {
-    return [method = std::move(method), pick](const NodeClient::Impl& impl, Resp& resp) -> Result<T> {
+    return [method = std::move(method),
+            pick](const NodeClient::Impl& impl, Resp& resp) -> Result<T> {
         auto m = impl.first(resp.messages(), method);
         if (!m) {
             return m.error();
@@ -177,12 +179,10 @@ void NodeClient::etcd_member_list(Loop& loop, Done<std::vector<machine::EtcdMemb
     using Resp = machine::EtcdMemberListResponse;
     using T = std::vector<machine::EtcdMember>;
     machine::EtcdMemberListRequest req;
+    auto members = [](const auto& m) { return T(m.members().begin(), m.members().end()); };
     start_unary<Resp, T>(loop, m_impl, "EtcdMemberList",
-                         first_message<Resp, T>("EtcdMemberList",
-                                                [](const auto& m) {
-                                                    return T(m.members().begin(), m.members().end());
-                                                }),
-                         std::move(done), [&](auto* ctx, auto* cq) {
+                         first_message<Resp, T>("EtcdMemberList", members), std::move(done),
+                         [&](auto* ctx, auto* cq) {
                              return m_impl->machine->PrepareAsyncEtcdMemberList(ctx, req, cq);
                          });
 }

@@ -77,7 +77,8 @@ private:
         for (const auto& e : m_entries) {
             if (text.starts_with(e.pem)) {
                 std::string skip(e.pem.size(), '\0');
-                if (BIO_read(bio, skip.data(), static_cast<int>(skip.size())) != static_cast<int>(skip.size())) {
+                int n = static_cast<int>(skip.size());
+                if (BIO_read(bio, skip.data(), n) != n) {
                     return nullptr;
                 }
                 m_up_ref(e.obj);

@@ -37,7 +37,9 @@ std::string rest_of(BIO* bio) {
 struct Bio {
     std::string text;
     BIO* bio;
-    explicit Bio(std::string t) : text(std::move(t)), bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))) {}
+    explicit Bio(std::string t)
+        : text(std::move(t)),
+          bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))) {}
     ~Bio() { BIO_free(bio); }
     Bio(const Bio&) = delete;
     Bio& operator=(const Bio&) = delete;
@@ -47,7 +49,8 @@ char k_empty[] = ""; // the password gRPC passes
 
 } // namespace
 
-TEST_CASE("a key read twice is one object, and the BIO ends where the real read leaves it", "[talos]") {
+TEST_CASE("a key read twice is one object, and the BIO ends where the real read leaves it",
+          "[talos]") {
     REQUIRE(pem_memo_active());
     std::string pem = relabel_private_key(fx::k_client_key) + "after the key\n";
     Bio a(pem), b(pem), real(pem);
@@ -79,7 +82,8 @@ TEST_CASE("a key read twice is one object, and the BIO ends where the real read 
     EVP_PKEY_free(k5);
 }
 
-TEST_CASE("certificates read in a loop come back in order, as the real reads give them", "[talos]") {
+TEST_CASE("certificates read in a loop come back in order, as the real reads give them",
+          "[talos]") {
     REQUIRE(pem_memo_active());
     std::string chain = std::string(fx::k_server_crt) + fx::k_ca_crt + fx::k_other_server_crt;
     for (int round = 0; round < 2; ++round) { // the second round is answered from the memo
