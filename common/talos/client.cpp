@@ -4,7 +4,6 @@
 #include "common/talos/client_impl.h"
 
 #include <absl/synchronization/mutex.h>
-#include <google/protobuf/empty.pb.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
@@ -153,37 +152,6 @@ Error NodeClient::Impl::failure(std::string_view method, const grpc::Status& st)
                             options.call_timeout_ms);
 }
 
-namespace {
-
-// A blocking call: `call(ctx, response)` returns its status.
-template <class Resp, class Call>
-Result<Resp> unary(NodeClient::Impl& impl, std::string_view method, Call&& call) {
-    grpc::ClientContext ctx;
-    impl.prepare(ctx);
-    Resp resp;
-    std::size_t record = impl.begin(method);
-    auto start = Clock::now();
-    grpc::Status st = call(&ctx, &resp);
-    impl.finish(record, start, st.ok(), ctx);
-    if (!st.ok()) {
-        return impl.failure(method, st);
-    }
-    return resp;
-}
-
-// A blocking call whose reply is Talos's envelope: its first message.
-template <class Resp, class Call>
-auto unary_first(NodeClient::Impl& impl, std::string_view method, Call&& call)
-    -> Result<std::decay_t<decltype(std::declval<Resp>().messages(0))>> {
-    auto resp = unary<Resp>(impl, method, std::forward<Call>(call));
-    if (!resp) {
-        return resp.error();
-    }
-    return impl.first(resp->messages(), method);
-}
-
-} // namespace
-
 DialOptions mutual_tls(const TalosContext& context, std::int64_t call_timeout_ms) {
     DialOptions o;
     o.mode = TlsMode::Mutual;
@@ -216,130 +184,5 @@ std::optional<std::string> NodeClient::peer_fingerprint() const {
 }
 
 const std::vector<CallRecord>& NodeClient::calls() const { return m_impl->calls; }
-
-Result<machine::Version> NodeClient::version() {
-    return unary_first<machine::VersionResponse>(*m_impl, "Version", [&](auto* ctx, auto* resp) {
-        return m_impl->machine->Version(ctx, google::protobuf::Empty(), resp);
-    });
-}
-
-Result<std::string> NodeClient::hostname() {
-    auto h = unary_first<machine::HostnameResponse>(*m_impl, "Hostname", [&](auto* ctx, auto* resp) {
-        return m_impl->machine->Hostname(ctx, google::protobuf::Empty(), resp);
-    });
-    return h ? Result<std::string>(h->hostname()) : Result<std::string>(h.error());
-}
-
-Result<std::vector<storage::Disk>> NodeClient::disks() {
-    auto d = unary_first<storage::DisksResponse>(*m_impl, "Disks", [&](auto* ctx, auto* resp) {
-        return m_impl->storage->Disks(ctx, google::protobuf::Empty(), resp);
-    });
-    if (!d) {
-        return d.error();
-    }
-    return std::vector<storage::Disk>(d->disks().begin(), d->disks().end());
-}
-
-Result<Resource> NodeClient::cosi_get(std::string_view ns, std::string_view type, std::string_view id) {
-    cosi::resource::GetRequest req;
-    req.set_namespace_(std::string(ns));
-    req.set_type(std::string(type));
-    req.set_id(std::string(id));
-    auto resp = unary<cosi::resource::GetResponse>(*m_impl, "Get " + std::string(type),
-        [&](auto* ctx, auto* out) { return m_impl->state->Get(ctx, req, out); });
-    if (!resp) {
-        return resp.error();
-    }
-    return to_resource(resp->resource());
-}
-
-Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::string_view type) {
-    cosi::resource::ListRequest req;
-    req.set_namespace_(std::string(ns));
-    req.set_type(std::string(type));
-    std::string method = "List " + std::string(type);
-    grpc::ClientContext ctx;
-    m_impl->prepare(ctx);
-    std::size_t record = m_impl->begin(method);
-    auto start = Clock::now();
-    auto reader = m_impl->state->List(&ctx, req);
-    std::vector<Resource> out;
-    cosi::resource::ListResponse item;
-    while (reader->Read(&item)) {
-        out.push_back(to_resource(item.resource()));
-    }
-    grpc::Status st = reader->Finish();
-    m_impl->finish(record, start, st.ok(), ctx);
-    if (!st.ok()) {
-        return m_impl->failure(method, st);
-    }
-    return out;
-}
-
-Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query_local) {
-    machine::EtcdMemberListRequest req;
-    req.set_query_local(query_local);
-    auto m = unary_first<machine::EtcdMemberListResponse>(*m_impl, "EtcdMemberList",
-        [&](auto* ctx, auto* resp) { return m_impl->machine->EtcdMemberList(ctx, req, resp); });
-    if (!m) {
-        return m.error();
-    }
-    return std::vector<machine::EtcdMember>(m->members().begin(), m->members().end());
-}
-
-Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {
-    auto s = unary_first<machine::EtcdStatusResponse>(*m_impl, "EtcdStatus", [&](auto* ctx, auto* resp) {
-        return m_impl->machine->EtcdStatus(ctx, google::protobuf::Empty(), resp);
-    });
-    return s ? Result<machine::EtcdMemberStatus>(s->member_status())
-             : Result<machine::EtcdMemberStatus>(s.error());
-}
-
-Status NodeClient::etcd_leave_cluster() {
-    auto r = unary_first<machine::EtcdLeaveClusterResponse>(*m_impl, "EtcdLeaveCluster", [&](auto* ctx, auto* resp) {
-            return m_impl->machine->EtcdLeaveCluster(ctx, machine::EtcdLeaveClusterRequest(), resp);
-        });
-    return r ? ok_status() : Status(r.error());
-}
-
-Status NodeClient::etcd_remove_member_by_id(std::uint64_t member_id) {
-    machine::EtcdRemoveMemberByIDRequest req;
-    req.set_member_id(member_id);
-    auto r = unary_first<machine::EtcdRemoveMemberByIDResponse>(*m_impl, "EtcdRemoveMemberByID",
-        [&](auto* ctx, auto* resp) { return m_impl->machine->EtcdRemoveMemberByID(ctx, req, resp); });
-    return r ? ok_status() : Status(r.error());
-}
-
-Result<std::string> NodeClient::etcd_forfeit_leadership() {
-    auto r = unary_first<machine::EtcdForfeitLeadershipResponse>(*m_impl, "EtcdForfeitLeadership", [&](auto* ctx, auto* resp) {
-            return m_impl->machine->EtcdForfeitLeadership(ctx, machine::EtcdForfeitLeadershipRequest(),
-                                                          resp);
-        });
-    return r ? Result<std::string>(r->member()) : Result<std::string>(r.error());
-}
-
-Result<std::string> NodeClient::reset(const ResetOptions& options) {
-    machine::ResetRequest req;
-    req.set_graceful(options.graceful);
-    req.set_reboot(options.reboot);
-    req.set_mode(machine::ResetRequest::SYSTEM_DISK);
-    for (const auto& label : options.system_volumes) {
-        auto* p = req.add_system_partitions_to_wipe();
-        p->set_label(label);
-        p->set_wipe(true);
-    }
-    auto r = unary_first<machine::ResetResponse>(*m_impl, "Reset", [&](auto* ctx, auto* resp) { return m_impl->machine->Reset(ctx, req, resp); });
-    return r ? Result<std::string>(r->actor_id()) : Result<std::string>(r.error());
-}
-
-Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::string& config,
-                                                                    ApplyMode mode, bool dry_run) {
-    machine::ApplyConfigurationRequest req;
-    req.set_data(config);
-    req.set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(mode));
-    req.set_dry_run(dry_run);
-    return unary_first<machine::ApplyConfigurationResponse>(*m_impl, "ApplyConfiguration",
-        [&](auto* ctx, auto* resp) { return m_impl->machine->ApplyConfiguration(ctx, req, resp); });
-}
 
 } // namespace ichor::talos

@@ -1,5 +1,5 @@
-// Internal to common/talos: the state of one NodeClient, shared by its blocking calls
-// (client.cpp) and its asynchronous ones (client_async.cpp).
+// Internal to common/talos: the state of one NodeClient, built with its channel in client.cpp and
+// used by its calls in client_calls.cpp.
 #pragma once
 
 #include "common/talos/client.h"
@@ -71,10 +71,5 @@ struct NodeClient::Impl {
         return messages[0];
     }
 };
-
-// A COSI resource as the client returns it.
-inline Resource to_resource(const cosi::resource::Resource& r) {
-    return Resource{r.metadata(), r.spec().proto_spec(), r.spec().yaml_spec()};
-}
 
 } // namespace ichor::talos

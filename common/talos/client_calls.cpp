@@ -1,4 +1,5 @@
-// The asynchronous forms of NodeClient's reads (client.h), on a Loop (loop.h).
+// NodeClient's calls (client.h). Each is one operation on a Loop (loop.h); a blocking form runs
+// the operation on a loop of its own, so both forms share one implementation.
 #include "common/talos/client_impl.h"
 
 #include <google/protobuf/empty.pb.h>
@@ -6,6 +7,10 @@
 namespace ichor::talos {
 
 namespace {
+
+Resource to_resource(const cosi::resource::Resource& r) {
+    return Resource{r.metadata(), r.spec().proto_spec(), r.spec().yaml_spec()};
+}
 
 // The parts every operation has: the client state it keeps alive, its context and its record.
 struct CallBase {
@@ -132,6 +137,40 @@ private:
     std::unique_ptr<grpc::ClientAsyncReader<cosi::resource::ListResponse>> m_reader;
 };
 
+// Runs `start(loop, done)` on a loop of its own and returns what `done` got.
+template <class T, class Start>
+Result<T> blocking(Start&& start) {
+    Loop loop;
+    std::optional<Result<T>> out;
+    start(loop, [&out](Result<T> r) { out.emplace(std::move(r)); });
+    loop.run();
+    return std::move(*out);
+}
+
+// A blocking call whose reply is Talos's envelope: `pick` reads its first message.
+template <class Resp, class T, class Pick, class Prepare>
+Result<T> blocking_first(const std::shared_ptr<NodeClient::Impl>& impl, const std::string& method,
+                         Pick pick, Prepare&& prepare) {
+    return blocking<T>([&](Loop& loop, NodeClient::Done<T> done) {
+        start_unary<Resp, T>(loop, impl, method, first_message<Resp, T>(method, pick),
+                             std::move(done), std::forward<Prepare>(prepare));
+    });
+}
+
+void start_member_list(Loop& loop, const std::shared_ptr<NodeClient::Impl>& impl,
+                       bool query_local, NodeClient::Done<std::vector<machine::EtcdMember>> done) {
+    using Resp = machine::EtcdMemberListResponse;
+    using T = std::vector<machine::EtcdMember>;
+    machine::EtcdMemberListRequest req;
+    req.set_query_local(query_local);
+    auto members = [](const auto& m) { return T(m.members().begin(), m.members().end()); };
+    start_unary<Resp, T>(loop, impl, "EtcdMemberList",
+                         first_message<Resp, T>("EtcdMemberList", members), std::move(done),
+                         [&](auto* ctx, auto* cq) {
+                             return impl->machine->PrepareAsyncEtcdMemberList(ctx, req, cq);
+                         });
+}
+
 } // namespace
 
 void NodeClient::version(Loop& loop, Done<machine::Version> done) {
@@ -176,15 +215,7 @@ void NodeClient::cosi_list(Loop& loop, const ResourceRef& ref, Done<std::vector<
 }
 
 void NodeClient::etcd_member_list(Loop& loop, Done<std::vector<machine::EtcdMember>> done) {
-    using Resp = machine::EtcdMemberListResponse;
-    using T = std::vector<machine::EtcdMember>;
-    machine::EtcdMemberListRequest req;
-    auto members = [](const auto& m) { return T(m.members().begin(), m.members().end()); };
-    start_unary<Resp, T>(loop, m_impl, "EtcdMemberList",
-                         first_message<Resp, T>("EtcdMemberList", members), std::move(done),
-                         [&](auto* ctx, auto* cq) {
-                             return m_impl->machine->PrepareAsyncEtcdMemberList(ctx, req, cq);
-                         });
+    start_member_list(loop, m_impl, false, std::move(done));
 }
 
 void NodeClient::etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done) {
@@ -195,6 +226,109 @@ void NodeClient::etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done) {
             "EtcdStatus", [](const auto& m) { return m.member_status(); }),
         std::move(done), [this](auto* ctx, auto* cq) {
             return m_impl->machine->PrepareAsyncEtcdStatus(ctx, google::protobuf::Empty(), cq);
+        });
+}
+
+// Blocking forms: the reads above on a loop of their own.
+
+Result<machine::Version> NodeClient::version() {
+    return blocking<machine::Version>([this](Loop& l, auto done) { version(l, std::move(done)); });
+}
+
+Result<std::string> NodeClient::hostname() {
+    return blocking<std::string>([this](Loop& l, auto done) { hostname(l, std::move(done)); });
+}
+
+Result<Resource> NodeClient::cosi_get(std::string_view ns, std::string_view type,
+                                      std::string_view id) {
+    return blocking<Resource>([&](Loop& l, auto done) {
+        cosi_get(l, ResourceRef{ns, type, id}, std::move(done));
+    });
+}
+
+Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::string_view type) {
+    return blocking<std::vector<Resource>>([&](Loop& l, auto done) {
+        cosi_list(l, ResourceRef{ns, type, ""}, std::move(done));
+    });
+}
+
+Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query_local) {
+    return blocking<std::vector<machine::EtcdMember>>([&](Loop& l, auto done) {
+        start_member_list(l, m_impl, query_local, std::move(done));
+    });
+}
+
+Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {
+    return blocking<machine::EtcdMemberStatus>(
+        [this](Loop& l, auto done) { etcd_status(l, std::move(done)); });
+}
+
+// Blocking only: the writes, and Disks.
+
+Result<std::vector<storage::Disk>> NodeClient::disks() {
+    using T = std::vector<storage::Disk>;
+    return blocking_first<storage::DisksResponse, T>(
+        m_impl, "Disks", [](const auto& m) { return T(m.disks().begin(), m.disks().end()); },
+        [this](auto* ctx, auto* cq) {
+            return m_impl->storage->PrepareAsyncDisks(ctx, google::protobuf::Empty(), cq);
+        });
+}
+
+Status NodeClient::etcd_leave_cluster() {
+    auto r = blocking_first<machine::EtcdLeaveClusterResponse, bool>(
+        m_impl, "EtcdLeaveCluster", [](const auto&) { return true; },
+        [this](auto* ctx, auto* cq) {
+            return m_impl->machine->PrepareAsyncEtcdLeaveCluster(
+                ctx, machine::EtcdLeaveClusterRequest(), cq);
+        });
+    return r ? ok_status() : Status(r.error());
+}
+
+Status NodeClient::etcd_remove_member_by_id(std::uint64_t member_id) {
+    machine::EtcdRemoveMemberByIDRequest req;
+    req.set_member_id(member_id);
+    auto r = blocking_first<machine::EtcdRemoveMemberByIDResponse, bool>(
+        m_impl, "EtcdRemoveMemberByID", [](const auto&) { return true; },
+        [&](auto* ctx, auto* cq) {
+            return m_impl->machine->PrepareAsyncEtcdRemoveMemberByID(ctx, req, cq);
+        });
+    return r ? ok_status() : Status(r.error());
+}
+
+Result<std::string> NodeClient::etcd_forfeit_leadership() {
+    return blocking_first<machine::EtcdForfeitLeadershipResponse, std::string>(
+        m_impl, "EtcdForfeitLeadership", [](const auto& m) { return m.member(); },
+        [this](auto* ctx, auto* cq) {
+            return m_impl->machine->PrepareAsyncEtcdForfeitLeadership(
+                ctx, machine::EtcdForfeitLeadershipRequest(), cq);
+        });
+}
+
+Result<std::string> NodeClient::reset(const ResetOptions& options) {
+    machine::ResetRequest req;
+    req.set_graceful(options.graceful);
+    req.set_reboot(options.reboot);
+    req.set_mode(machine::ResetRequest::SYSTEM_DISK);
+    for (const auto& label : options.system_volumes) {
+        auto* p = req.add_system_partitions_to_wipe();
+        p->set_label(label);
+        p->set_wipe(true);
+    }
+    return blocking_first<machine::ResetResponse, std::string>(
+        m_impl, "Reset", [](const auto& m) { return m.actor_id(); },
+        [&](auto* ctx, auto* cq) { return m_impl->machine->PrepareAsyncReset(ctx, req, cq); });
+}
+
+Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::string& config,
+                                                                    ApplyMode mode, bool dry_run) {
+    machine::ApplyConfigurationRequest req;
+    req.set_data(config);
+    req.set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(mode));
+    req.set_dry_run(dry_run);
+    return blocking_first<machine::ApplyConfigurationResponse, machine::ApplyConfiguration>(
+        m_impl, "ApplyConfiguration", [](const auto& m) { return m; },
+        [&](auto* ctx, auto* cq) {
+            return m_impl->machine->PrepareAsyncApplyConfiguration(ctx, req, cq);
         });
 }
 
