@@ -435,6 +435,11 @@ private:
             read_storage(m_r, m_replies);
             done();
         });
+        start_machine_reads(c);
+    }
+
+    // The reads a node answers in either mode: identity, links, stage and storage.
+    void start_machine_reads(talos::NodeClient& c) {
         c.cosi_get(m_loop, talos::kind::k_system_information, into(m_replies.system_information));
         c.cosi_list(m_loop, talos::kind::k_link_statuses, into(m_replies.links));
         c.hostname(m_loop, into(m_replies.hostname));
@@ -450,14 +455,9 @@ private:
         m_r.status()["talosVersion"] = v.version().tag();
         then([this] { on_configured_reads(); });
         auto& c = *m_client;
-        c.cosi_get(m_loop, talos::kind::k_system_information, into(m_replies.system_information));
-        c.cosi_list(m_loop, talos::kind::k_link_statuses, into(m_replies.links));
-        c.hostname(m_loop, into(m_replies.hostname));
-        c.cosi_get(m_loop, talos::kind::k_machine_status, into(m_replies.machine_status));
+        start_machine_reads(c);
         c.cosi_get(m_loop, talos::kind::k_machine_config, into(m_replies.machine_config));
         c.cosi_get(m_loop, talos::kind::k_cluster_info, into(m_replies.cluster_info));
-        c.cosi_list(m_loop, talos::kind::k_volume_statuses, into(m_replies.volumes));
-        c.cosi_list(m_loop, talos::kind::k_disks, into(m_replies.disks));
         c.cosi_get(m_loop, talos::kind::k_identity, into(m_replies.identity));
     }
 

@@ -17,6 +17,12 @@ namespace ichor::talos {
 namespace {
 
 constexpr std::string_view k_ed25519_label = "ED25519 PRIVATE KEY";
+constexpr std::string_view k_pkcs8_label = "PRIVATE KEY";
+
+// A PEM boundary line: "-----BEGIN LABEL-----" or "-----END LABEL-----".
+std::string pem_boundary(std::string_view which, std::string_view label) {
+    return "-----" + std::string(which) + " " + std::string(label) + "-----";
+}
 
 struct BioFree {
     void operator()(BIO* b) const { BIO_free(b); }
@@ -162,10 +168,9 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
 
 std::string relabel_private_key(std::string_view pem) {
     std::string out(pem);
-    replace_all(out, "-----BEGIN " + std::string(k_ed25519_label) + "-----",
-                "-----BEGIN PRIVATE KEY-----");
-    replace_all(out, "-----END " + std::string(k_ed25519_label) + "-----",
-                "-----END PRIVATE KEY-----");
+    for (std::string_view which : {"BEGIN", "END"}) {
+        replace_all(out, pem_boundary(which, k_ed25519_label), pem_boundary(which, k_pkcs8_label));
+    }
     return out;
 }
 
