@@ -30,7 +30,7 @@ struct CallBase {
 template <class Resp, class T>
 class UnaryCall final : public Loop::Operation, CallBase {
 public:
-    using Convert = std::function<Result<T>(const NodeClient::Impl&, Resp&)>;
+    using Convert = std::function<Result<T>(const NodeClient::Impl&, std::string_view, Resp&)>;
 
     UnaryCall(std::shared_ptr<NodeClient::Impl> impl, std::string method, Convert convert,
               NodeClient::Done<T> done)
@@ -51,7 +51,7 @@ public:
         if (!m_status.ok()) {
             m_done(impl->failure(method, m_status));
         } else {
-            m_done(m_convert(*impl, m_resp));
+            m_done(m_convert(*impl, method, m_resp));
         }
         return true;
     }
@@ -75,9 +75,8 @@ void start_unary(Loop& loop, const std::shared_ptr<NodeClient::Impl>& impl, std:
 
 // The first message of Talos's envelope, converted by `pick`.
 template <class Resp, class T, class Pick>
-typename UnaryCall<Resp, T>::Convert first_message(std::string method, Pick pick) {
-    return [method = std::move(method),
-            pick](const NodeClient::Impl& impl, Resp& resp) -> Result<T> {
+typename UnaryCall<Resp, T>::Convert first_message(Pick pick) {
+    return [pick](const NodeClient::Impl& impl, std::string_view method, Resp& resp) -> Result<T> {
         auto m = impl.first(resp.messages(), method);
         if (!m) {
             return m.error();
@@ -152,7 +151,7 @@ template <class Resp, class T, class Pick, class Prepare>
 Result<T> blocking_first(const std::shared_ptr<NodeClient::Impl>& impl, const std::string& method,
                          Pick pick, Prepare&& prepare) {
     return blocking<T>([&](Loop& loop, NodeClient::Done<T> done) {
-        start_unary<Resp, T>(loop, impl, method, first_message<Resp, T>(method, pick),
+        start_unary<Resp, T>(loop, impl, method, first_message<Resp, T>(pick),
                              std::move(done), std::forward<Prepare>(prepare));
     });
 }
@@ -165,7 +164,7 @@ void start_member_list(Loop& loop, const std::shared_ptr<NodeClient::Impl>& impl
     req.set_query_local(query_local);
     auto members = [](const auto& m) { return T(m.members().begin(), m.members().end()); };
     start_unary<Resp, T>(loop, impl, "EtcdMemberList",
-                         first_message<Resp, T>("EtcdMemberList", members), std::move(done),
+                         first_message<Resp, T>(members), std::move(done),
                          [&](auto* ctx, auto* cq) {
                              return impl->machine->PrepareAsyncEtcdMemberList(ctx, req, cq);
                          });
@@ -177,7 +176,7 @@ void NodeClient::version(Loop& loop, Done<machine::Version> done) {
     using Resp = machine::VersionResponse;
     start_unary<Resp, machine::Version>(
         loop, m_impl, "Version",
-        first_message<Resp, machine::Version>("Version", [](const auto& m) { return m; }),
+        first_message<Resp, machine::Version>([](const auto& m) { return m; }),
         std::move(done), [this](auto* ctx, auto* cq) {
             return m_impl->machine->PrepareAsyncVersion(ctx, google::protobuf::Empty(), cq);
         });
@@ -187,7 +186,7 @@ void NodeClient::hostname(Loop& loop, Done<std::string> done) {
     using Resp = machine::HostnameResponse;
     start_unary<Resp, std::string>(
         loop, m_impl, "Hostname",
-        first_message<Resp, std::string>("Hostname", [](const auto& m) { return m.hostname(); }),
+        first_message<Resp, std::string>([](const auto& m) { return m.hostname(); }),
         std::move(done), [this](auto* ctx, auto* cq) {
             return m_impl->machine->PrepareAsyncHostname(ctx, google::protobuf::Empty(), cq);
         });
@@ -201,7 +200,9 @@ void NodeClient::cosi_get(Loop& loop, const ResourceRef& ref, Done<Resource> don
     req.set_id(std::string(ref.id));
     start_unary<Resp, Resource>(
         loop, m_impl, "Get " + std::string(ref.type),
-        [](const Impl&, Resp& resp) -> Result<Resource> { return to_resource(resp.resource()); },
+        [](const Impl&, std::string_view, Resp& resp) -> Result<Resource> {
+            return to_resource(resp.resource());
+        },
         std::move(done),
         [&](auto* ctx, auto* cq) { return m_impl->state->PrepareAsyncGet(ctx, req, cq); });
 }
@@ -223,7 +224,7 @@ void NodeClient::etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done) {
     start_unary<Resp, machine::EtcdMemberStatus>(
         loop, m_impl, "EtcdStatus",
         first_message<Resp, machine::EtcdMemberStatus>(
-            "EtcdStatus", [](const auto& m) { return m.member_status(); }),
+            [](const auto& m) { return m.member_status(); }),
         std::move(done), [this](auto* ctx, auto* cq) {
             return m_impl->machine->PrepareAsyncEtcdStatus(ctx, google::protobuf::Empty(), cq);
         });
