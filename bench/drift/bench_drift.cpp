@@ -34,7 +34,9 @@ double median_ms(int runs, const std::function<void()>& f) {
     for (int i = 0; i < runs; ++i) {
         auto t0 = std::chrono::steady_clock::now();
         f();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
     }
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
@@ -45,7 +47,8 @@ std::string manifest(int i, size_t bytes) {
     std::string s = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big-" + std::to_string(i) +
                     "\n  namespace: kube-system\ndata:\n";
     for (int line = 0; s.size() < bytes; ++line) {
-        s += "  key" + std::to_string(line) + ": \"" + std::string(100, static_cast<char>('a' + (line % 26))) + "\"\n";
+        s += "  key" + std::to_string(line) + ": \"" +
+             std::string(100, static_cast<char>('a' + (line % 26))) + "\"\n";
     }
     return s;
 }
@@ -69,13 +72,17 @@ int main(int argc, char** argv) {
     // 1 MB: the manifests come from a cluster patch, so the render has them too.
     Value manifests = Value::array();
     for (int i = 0; i < 12; ++i) {
-        manifests.push_back(Value{{"name", "big-" + std::to_string(i)}, {"contents", manifest(i, 85 * 1024)}});
+        manifests.push_back(
+            Value{{"name", "big-" + std::to_string(i)}, {"contents", manifest(i, 85 * 1024)}});
     }
     Value patch = Value::object();
     patch["metadata"]["name"] = "manifests";
-    patch["spec"] = Value{{"cluster", "prod"}, {"layer", "cluster"},
-                          {"patch", doc::to_yaml(Value{{"cluster", Value{{"inlineManifests", manifests}}}})}};
-    render::Input in{&*cluster, &*bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false}, "", {patch}};
+    patch["spec"] =
+        Value{{"cluster", "prod"},
+              {"layer", "cluster"},
+              {"patch", doc::to_yaml(Value{{"cluster", Value{{"inlineManifests", manifests}}}})}};
+    render::Input in{&*cluster, &*bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "",        {patch}};
     auto rendered = render::render(in);
     if (!rendered) {
         std::fprintf(stderr, "bench-drift: %s\n", rendered.error().message.c_str());
@@ -94,15 +101,20 @@ int main(int argc, char** argv) {
     };
     drift::Analysis last;
     double equal = median_ms(runs, [&] { last = drift::analyze(live, *rendered, {}, rerender); });
-    std::printf("drift 1 MB (%zu bytes), no drift:          %7.2f ms  (%zu findings)\n", size, equal, last.findings.size());
+    std::printf("drift 1 MB (%zu bytes), no drift:          %7.2f ms  (%zu findings)\n", size,
+                equal, last.findings.size());
     auto live_a = live;
     live_a[0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
-    double with_a = median_ms(runs, [&] { last = drift::analyze(live_a, *rendered, {}, rerender); });
-    std::printf("drift 1 MB, class A captured and verified: %7.2f ms  (%zu findings)\n", with_a, last.findings.size());
+    double with_a =
+        median_ms(runs, [&] { last = drift::analyze(live_a, *rendered, {}, rerender); });
+    std::printf("drift 1 MB, class A captured and verified: %7.2f ms  (%zu findings)\n", with_a,
+                last.findings.size());
     auto live_c = live;
     live_c[0]["cluster"]["inlineManifests"][3]["contents"] = manifest(99, 85 * 1024);
-    double with_c = median_ms(runs, [&] { last = drift::analyze(live_c, *rendered, {}, rerender); });
-    std::printf("drift 1 MB, a manifest differs (class C):  %7.2f ms  (%zu findings)\n", with_c, last.findings.size());
+    double with_c =
+        median_ms(runs, [&] { last = drift::analyze(live_c, *rendered, {}, rerender); });
+    std::printf("drift 1 MB, a manifest differs (class C):  %7.2f ms  (%zu findings)\n", with_c,
+                last.findings.size());
     const std::string text = doc::to_yaml_stream(live);
     double parse = median_ms(runs, [&] { (void)doc::parse_documents(text, "live"); });
     std::printf("parse the 1 MB YAML (for comparison):      %7.2f ms\n", parse);
@@ -138,10 +150,12 @@ int main(int argc, char** argv) {
     int writable = 0;
     double plan_ms = median_ms(std::max(1, runs / 5), [&] {
         doc::ResourceList list = base;
-        auto s = stages::plan(list, {&cluster_obj, &*bundle, {}, {}}, {"prod", "ichor-system", false});
+        auto s =
+            stages::plan(list, {&cluster_obj, &*bundle, {}, {}}, {"prod", "ichor-system", false});
         writable = s ? s->writable : -1;
     });
-    std::printf("plan of 256 Inspections:                   %7.2f ms  (%d writable, %.2f ms each)\n", plan_ms, writable,
-                plan_ms / 256);
+    std::printf(
+        "plan of 256 Inspections:                   %7.2f ms  (%d writable, %.2f ms each)\n",
+        plan_ms, writable, plan_ms / 256);
     return 0;
 }

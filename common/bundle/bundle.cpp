@@ -6,7 +6,9 @@ namespace ichor::bundle {
 
 using doc::Value;
 
-std::string Bundle::os_ca_pem() const { return machineconfig::pem_from_field(os.crt); }
+std::string Bundle::os_ca_pem() const {
+    return machineconfig::pem_from_field(os.crt);
+}
 
 std::vector<std::string> Bundle::secret_values() const {
     std::vector<std::string> out;
@@ -160,10 +162,12 @@ void recover_v114(const machineconfig::Config& c, Bundle& b) {
     if (const Value* d = c.typed("KubeAPIServerCAConfig"); d != nullptr && b.k8s.key.empty()) {
         b.k8s = {b64_pem(str(d, "issuingCA.cert")), b64_pem(str(d, "issuingCA.key"))};
     }
-    if (const Value* d = c.typed("KubeAggregatorCAConfig"); d != nullptr && b.k8s_aggregator.key.empty()) {
+    if (const Value* d = c.typed("KubeAggregatorCAConfig");
+        d != nullptr && b.k8s_aggregator.key.empty()) {
         b.k8s_aggregator = {b64_pem(str(d, "issuingCA.cert")), b64_pem(str(d, "issuingCA.key"))};
     }
-    if (const Value* d = c.typed("KubeServiceAccountConfig"); d != nullptr && b.k8s_service_account.key.empty()) {
+    if (const Value* d = c.typed("KubeServiceAccountConfig");
+        d != nullptr && b.k8s_service_account.key.empty()) {
         b.k8s_service_account.key = b64_pem(str(d, "issuer.privateKey"));
     }
     if (b.secretbox_encryption_secret.empty()) {
@@ -177,8 +181,8 @@ Result<Bundle> recover_from_config(const machineconfig::Config& c, std::string_v
     const Value* v = c.v1alpha1();
     if (v == nullptr) {
         return make_error(ErrorKind::Config,
-                          std::string(source) + ": the configuration has no v1alpha1 document",
-                          "", "BadConfig");
+                          std::string(source) + ": the configuration has no v1alpha1 document", "",
+                          "BadConfig");
     }
     Bundle b;
     b.cluster_id = str(v, "cluster.id");
@@ -204,8 +208,9 @@ Result<Bundle> recover_from_config(const machineconfig::Config& c, std::string_v
                           "NotControlPlane");
     }
     if (b.cluster_id.empty()) {
-        return make_error(ErrorKind::Config, std::string(source) + ": the configuration has no cluster ID",
-                          "", "BadConfig");
+        return make_error(ErrorKind::Config,
+                          std::string(source) + ": the configuration has no cluster ID", "",
+                          "BadConfig");
     }
     return b;
 }
@@ -221,14 +226,16 @@ Result<Bundle> from_secret(const Value& secret, const std::string& key) {
                                   "trust other CAs until it ends; nothing was written",
                           "finish the rotation first, then run this again", "RotationInProgress");
     }
-    if (data == nullptr || !data->is_object() || !data->contains(key) || !(*data)[key].is_string()) {
+    if (data == nullptr || !data->is_object() || !data->contains(key) ||
+        !(*data)[key].is_string()) {
         return make_error(ErrorKind::Config, where + " has no key \"" + key + "\"",
                           "kubectl get secret -n " + ns + " " + name + " -o jsonpath='{.data}'",
                           "BadBundle");
     }
     auto decoded = util::base64_decode((*data)[key].get<std::string>());
     if (!decoded) {
-        return make_error(ErrorKind::Config, where + ": " + key + " is not base64", "", "BadBundle");
+        return make_error(ErrorKind::Config, where + ": " + key + " is not base64", "",
+                          "BadBundle");
     }
     return parse(*decoded, where);
 }

@@ -19,8 +19,7 @@ struct Free {
     void operator()(X509* p) const { X509_free(p); }
     void operator()(BIO* p) const { BIO_free(p); }
 };
-template <class T>
-using Owned = std::unique_ptr<T, Free>;
+template <class T> using Owned = std::unique_ptr<T, Free>;
 
 std::string relabel(std::string pem) {
     for (const char* edge : {"BEGIN", "END"}) {
@@ -73,8 +72,10 @@ bool add_ext(X509* cert, X509* issuer, int nid, const char* value) {
 
 } // namespace
 
-Result<ClientCertificate> issue_client_certificate(const Bundle& b, const std::vector<std::string>& roles,
-                                                   std::int64_t ttl_seconds, std::int64_t now_unix) {
+Result<ClientCertificate> issue_client_certificate(const Bundle& b,
+                                                   const std::vector<std::string>& roles,
+                                                   std::int64_t ttl_seconds,
+                                                   std::int64_t now_unix) {
     auto ca_key = load_ca_key(b);
     if (!ca_key) {
         return ca_key.error();

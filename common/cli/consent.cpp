@@ -6,9 +6,11 @@
 
 namespace ichor::cli {
 
-Status obtain_consent(Streams& s, const std::string& what, const std::vector<std::string>& changes, bool yes) {
+Status obtain_consent(Streams& s, const std::string& what, const std::vector<std::string>& changes,
+                      bool yes) {
     if (!changes.empty()) {
-        s.err << "Adopting replaces these values on the node with the ones Ichor renders (class B):\n";
+        s.err << "Adopting replaces these values on the node with the ones Ichor renders (class "
+                 "B):\n";
         for (const auto& c : changes) {
             s.err << "  " << c << "\n";
         }
@@ -19,12 +21,14 @@ Status obtain_consent(Streams& s, const std::string& what, const std::vector<std
     }
     if (!can_prompt(s)) {
         return make_error(ErrorKind::Findings,
-                          "consent needed to " + what + ", and there is no terminal to ask; nothing was written",
+                          "consent needed to " + what +
+                              ", and there is no terminal to ask; nothing was written",
                           "read the plan, then run again with --yes", "ConsentNeeded");
     }
     auto answer = prompt_line(s, "Type yes to " + what + ": ");
     if (!answer || *answer != "yes") {
-        return make_error(ErrorKind::Findings, "not confirmed; nothing was written", "", "NotConfirmed");
+        return make_error(ErrorKind::Findings, "not confirmed; nothing was written", "",
+                          "NotConfirmed");
     }
     return ok_status();
 }

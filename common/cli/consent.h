@@ -10,7 +10,9 @@
 
 namespace ichor::cli {
 
-// `what` says what will be written ("create 1 TalosMachine and 1 TalosConfigPatch in ichor-system").
-Status obtain_consent(Streams& s, const std::string& what, const std::vector<std::string>& changes, bool yes);
+// `what` says what will be written ("create 1 TalosMachine and 1 TalosConfigPatch in
+// ichor-system").
+Status obtain_consent(Streams& s, const std::string& what, const std::vector<std::string>& changes,
+                      bool yes);
 
 } // namespace ichor::cli

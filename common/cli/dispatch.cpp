@@ -64,7 +64,8 @@ Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const st
         names += (names.empty() ? "" : ", ") + std::string(v.name);
     }
     if (!known) {
-        return make_error(ErrorKind::Usage, "unknown verb \"" + verb + "\"; the verbs are: " + names,
+        return make_error(ErrorKind::Usage,
+                          "unknown verb \"" + verb + "\"; the verbs are: " + names,
                           "kubectl ichor --help", "Usage");
     }
     d.program = dir + "/kubectl-ichor-" + verb;
@@ -99,7 +100,8 @@ int dispatch_main(int argc, char** argv) {
     }
     cargs.push_back(nullptr);
     ::execv(d->program.c_str(), cargs.data());
-    return fail(s, "", make_error(ErrorKind::Internal, "exec " + d->program + ": " + std::strerror(errno)));
+    return fail(
+        s, "", make_error(ErrorKind::Internal, "exec " + d->program + ": " + std::strerror(errno)));
 }
 
 } // namespace ichor::cli

@@ -46,7 +46,8 @@ std::string help_text(const ToolInfo& info, const cxxopts::Options& opts) {
     return ss.str();
 }
 
-Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts, const std::vector<std::string>& args) {
+Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
+                                        const std::vector<std::string>& args) {
     std::vector<const char*> argv;
     argv.reserve(args.size() + 1);
     for (const auto& a : args) {

@@ -23,8 +23,7 @@ struct ToolInfo {
 };
 
 // The common shape of a parse: options, or a request for help/version text.
-template <class T>
-struct Parsed {
+template <class T> struct Parsed {
     std::optional<T> options;
     std::string text; // help or version text to print on stdout when options is empty
 };
@@ -36,7 +35,8 @@ std::string help_text(const ToolInfo& info, const cxxopts::Options& opts);
 cxxopts::Options make_options(const ToolInfo& info);
 
 // Runs cxxopts over args (args[0] is the program). Usage errors name the flag.
-Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts, const std::vector<std::string>& args);
+Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
+                                        const std::vector<std::string>& args);
 
 // Output: -o yaml|json|table, --jq EXPR.
 struct OutputOptions {

@@ -21,7 +21,9 @@ std::string format_results(const doc::ResourceList& list, bool color) {
         std::string word = sev;
         std::transform(word.begin(), word.end(), word.begin(), ::toupper);
         if (color) {
-            const char* c = sev == "error" ? "\033[31m" : sev == "warning" ? "\033[33m" : "\033[36m";
+            const char* c = sev == "error"     ? "\033[31m"
+                            : sev == "warning" ? "\033[33m"
+                                               : "\033[36m";
             word = std::string(c) + word + "\033[0m";
         }
         out += word + "  " + (code.empty() ? "" : code + "  ") + r.value("message", "") + "\n";
@@ -61,10 +63,10 @@ Result<doc::ResourceList> read_input(Streams& s, const InputOptions& in, std::st
     std::string source;
     if (in.file.empty() || in.file == "-") {
         if (in.file.empty() && s.in_tty) {
-            return make_error(ErrorKind::Usage,
-                              "no input: standard input is a terminal",
-                              "pipe " + std::string(what) + " in, or give -f FILE; see kubectl ichor " +
-                                  std::string(verb) + " --help",
+            return make_error(ErrorKind::Usage, "no input: standard input is a terminal",
+                              "pipe " + std::string(what) +
+                                  " in, or give -f FILE; see kubectl ichor " + std::string(verb) +
+                                  " --help",
                               "Usage");
         }
         text.assign(std::istreambuf_iterator<char>(s.in), std::istreambuf_iterator<char>());

@@ -10,7 +10,7 @@
 namespace ichor::cli {
 
 class Progress {
-public:
+  public:
     explicit Progress(Streams& s) : m_s(s) {}
     // A transient status line, overwritten by the next one.
     void update(std::string_view line);
@@ -19,7 +19,7 @@ public:
     // A permanent line on stderr, terminal or not.
     void announce(std::string_view line);
 
-private:
+  private:
     Streams& m_s;
     bool m_open = false;
 };

@@ -21,13 +21,15 @@ int run_main(int argc, char** argv, std::string_view verb, RunFn run) {
     try {
         code = run(args, s);
     } catch (const std::exception& e) {
-        code = fail(s, verb, make_error(ErrorKind::Internal, std::string("internal error: ") + e.what(),
-                                        "please report this with the command line"));
+        code = fail(s, verb,
+                    make_error(ErrorKind::Internal, std::string("internal error: ") + e.what(),
+                               "please report this with the command line"));
     }
     int err = stdout_errno();
     if (err != 0 && err != EPIPE) {
-        return fail(s, verb, make_error(ErrorKind::Findings,
-                                        std::string("write stdout: ") + std::strerror(err)));
+        return fail(
+            s, verb,
+            make_error(ErrorKind::Findings, std::string("write stdout: ") + std::strerror(err)));
     }
     return code;
 }

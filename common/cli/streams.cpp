@@ -15,12 +15,12 @@ namespace {
 
 // An unbuffered-on-error streambuf over a file descriptor that remembers the first errno.
 class FdOutBuf : public std::streambuf {
-public:
+  public:
     explicit FdOutBuf(int fd) : m_fd(fd) { setp(m_buf, m_buf + sizeof(m_buf)); }
     ~FdOutBuf() override { sync(); }
     int error() const { return m_errno; }
 
-protected:
+  protected:
     int_type overflow(int_type ch) override {
         if (flush_buffer() != 0) {
             return traits_type::eof();
@@ -33,7 +33,7 @@ protected:
     }
     int sync() override { return flush_buffer(); }
 
-private:
+  private:
     int flush_buffer() {
         char* p = pbase();
         while (p < pptr()) {
@@ -83,8 +83,8 @@ Streams process_streams() {
     Environment env = process_environment();
     bool err_tty = ::isatty(2) != 0;
     bool color = err_tty && !env.get("NO_COLOR").has_value() && env.get_or("TERM", "") != "dumb";
-    return Streams{std::cin, out, std::cerr, ::isatty(0) != 0, ::isatty(1) != 0, err_tty, color,
-                   std::move(env)};
+    return Streams{std::cin,         out,     std::cerr, ::isatty(0) != 0,
+                   ::isatty(1) != 0, err_tty, color,     std::move(env)};
 }
 
 int stdout_errno() {

@@ -34,8 +34,7 @@ struct LibJq {
     std::string error; // why it could not be loaded
 };
 
-template <class F>
-bool bind(void* handle, const char* name, F& fn, std::string& error) {
+template <class F> bool bind(void* handle, const char* name, F& fn, std::string& error) {
     fn = reinterpret_cast<F>(dlsym(handle, name));
     if (fn == nullptr && error.empty()) {
         error = std::string("libjq has no ") + name;
@@ -48,19 +47,18 @@ LibJq load_libjq() {
     void* h = dlopen("libjq.so.1", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
         const char* why = dlerror();
-        jq.error = std::string("cannot load libjq (Debian package libjq1): ") +
-                   (why ? why : "not found");
+        jq.error =
+            std::string("cannot load libjq (Debian package libjq1): ") + (why ? why : "not found");
         return jq;
     }
     std::string& e = jq.error;
     bind(h, "jq_init", jq.jq_init, e) && bind(h, "jq_teardown", jq.jq_teardown, e) &&
         bind(h, "jq_set_error_cb", jq.jq_set_error_cb, e) &&
-        bind(h, "jq_compile", jq.jq_compile, e) &&
-        bind(h, "jq_start", jq.jq_start, e) && bind(h, "jq_next", jq.jq_next, e) &&
-        bind(h, "jv_parse_sized", jq.jv_parse_sized, e) &&
+        bind(h, "jq_compile", jq.jq_compile, e) && bind(h, "jq_start", jq.jq_start, e) &&
+        bind(h, "jq_next", jq.jq_next, e) && bind(h, "jv_parse_sized", jq.jv_parse_sized, e) &&
         bind(h, "jv_get_kind", jq.jv_get_kind, e) &&
-        bind(h, "jv_string_value", jq.jv_string_value, e) &&
-        bind(h, "jv_free", jq.jv_free, e) && bind(h, "jv_copy", jq.jv_copy, e) &&
+        bind(h, "jv_string_value", jq.jv_string_value, e) && bind(h, "jv_free", jq.jv_free, e) &&
+        bind(h, "jv_copy", jq.jv_copy, e) &&
         bind(h, "jv_invalid_has_msg", jq.jv_invalid_has_msg, e) &&
         bind(h, "jv_invalid_get_msg", jq.jv_invalid_get_msg, e) &&
         bind(h, "jv_dump_string", jq.jv_dump_string, e);
@@ -115,8 +113,8 @@ Result<std::vector<Value>> run_jq(const std::string& expr, const Value& input) {
         if (lib.jv_get_kind(r) == JV_KIND_INVALID) {
             if (lib.jv_invalid_has_msg(lib.jv_copy(r))) {
                 jv msg = lib.jv_invalid_get_msg(r);
-                std::string m = lib.jv_get_kind(msg) == JV_KIND_STRING ? lib.jv_string_value(msg)
-                                                                   : "error";
+                std::string m =
+                    lib.jv_get_kind(msg) == JV_KIND_STRING ? lib.jv_string_value(msg) : "error";
                 lib.jv_free(msg);
                 return make_error(ErrorKind::Usage, "--jq: " + m);
             }

@@ -7,8 +7,8 @@
 // spellings), and numbers only when the text is canonical (an integer with no sign and no leading
 // zero that fits 64 bits, a decimal fraction whose shortest form is the same text). Everything
 // else, among them `on`, `yes`, `0755`, `1e3`, `0x1f` and integers past 64 bits, stays the string
-// it was written as, and the emitter quotes such a string so that no YAML 1.1 or 1.2 reader takes it
-// for something else.
+// it was written as, and the emitter quotes such a string so that no YAML 1.1 or 1.2 reader takes
+// it for something else.
 #pragma once
 
 #include "common/util/result.h"

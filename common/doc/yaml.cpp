@@ -27,7 +27,8 @@ bool all_digits(std::string_view s) {
 // A canonical integer: "0" or a non-zero digit then digits, optionally after '-'.
 bool canonical_int(std::string_view s) {
     std::string_view d = s.starts_with('-') ? s.substr(1) : s;
-    return all_digits(d) && (d.size() == 1 || d.front() != '0') && !(s.starts_with('-') && d == "0");
+    return all_digits(d) && (d.size() == 1 || d.front() != '0') &&
+           !(s.starts_with('-') && d == "0");
 }
 
 Value from_yaml(const YAML::Node& node) {
@@ -103,7 +104,9 @@ void emit_key(std::string& out, const std::string& key) {
     }
 }
 
-void pad(std::string& out, int n) { out.append(static_cast<size_t>(n), ' '); }
+void pad(std::string& out, int n) {
+    out.append(static_cast<size_t>(n), ' ');
+}
 
 void emit(std::string& out, const Value& v, int indent, bool /*in_seq*/) {
     if (v.is_object()) {
@@ -203,8 +206,8 @@ void emit_string(std::string& out, const std::string& s, int indent) {
             size_t start = 0;
             while (start <= body.size()) {
                 size_t nl = body.find('\n', start);
-                std::string_view line =
-                    body.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+                std::string_view line = body.substr(
+                    start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
                 if (!line.empty()) {
                     pad(out, indent);
                     out += line;
@@ -278,10 +281,10 @@ bool needs_quotes(std::string_view s) {
     }
     // Words that YAML 1.1 or 1.2 read as null or booleans.
     static constexpr std::string_view k_words[] = {
-        "~",    "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
-        "yes",  "Yes",  "YES",  "no",   "No",   "NO",   "on",   "On",    "ON",    "off",
-        "Off",  "OFF",  "y",    "Y",    "n",    "N",    ".inf", ".Inf",  ".INF",  "-.inf",
-        "-.Inf", "-.INF", "+.inf", ".nan", ".NaN", ".NAN", "<<", "=",
+        "~",     "null",  "Null",  "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
+        "yes",   "Yes",   "YES",   "no",   "No",   "NO",   "on",   "On",    "ON",    "off",
+        "Off",   "OFF",   "y",     "Y",    "n",    "N",    ".inf", ".Inf",  ".INF",  "-.inf",
+        "-.Inf", "-.INF", "+.inf", ".nan", ".NaN", ".NAN", "<<",   "=",
     };
     for (auto w : k_words) {
         if (s == w) {
@@ -294,8 +297,9 @@ bool needs_quotes(std::string_view s) {
         if (std::isdigit(c0) || c0 == '+' || c0 == '-' || c0 == '.') {
             bool numberish = true;
             for (unsigned char c : s) {
-                if (!(std::isxdigit(c) || c == '.' || c == '_' || c == ':' || c == '+' || c == '-' ||
-                      c == 'x' || c == 'X' || c == 'o' || c == 'O' || c == 'e' || c == 'E')) {
+                if (!(std::isxdigit(c) || c == '.' || c == '_' || c == ':' || c == '+' ||
+                      c == '-' || c == 'x' || c == 'X' || c == 'o' || c == 'O' || c == 'e' ||
+                      c == 'E')) {
                     numberish = false;
                     break;
                 }
@@ -455,7 +459,9 @@ std::string to_yaml_stream(const std::vector<Value>& docs) {
     return out;
 }
 
-std::string to_json(const Value& v) { return v.dump(2) + "\n"; }
+std::string to_json(const Value& v) {
+    return v.dump(2) + "\n";
+}
 
 const Value* find_path(const Value& v, std::string_view dotted) {
     const Value* cur = &v;
@@ -463,7 +469,7 @@ const Value* find_path(const Value& v, std::string_view dotted) {
     while (start <= dotted.size()) {
         size_t dot = dotted.find('.', start);
         std::string key(dotted.substr(start, dot == std::string_view::npos ? std::string_view::npos
-                                                                            : dot - start));
+                                                                           : dot - start));
         if (!cur->is_object()) {
             return nullptr;
         }

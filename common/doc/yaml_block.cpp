@@ -51,8 +51,8 @@ bool plain_bytes(std::string_view text) {
         if (c == 0xc2 && text.substr(i, 2) == "\xc2\x85") {
             return false;
         }
-        if (c == 0xe2 && (text.substr(i, 3) == "\xe2\x80\xa8" ||
-                          text.substr(i, 3) == "\xe2\x80\xa9")) {
+        if (c == 0xe2 &&
+            (text.substr(i, 3) == "\xe2\x80\xa8" || text.substr(i, 3) == "\xe2\x80\xa9")) {
             return false;
         }
     }
@@ -265,12 +265,12 @@ bool classify(Line& l) {
 // up; a node's function leaves m_pos at the first line it did not consume. `parent` is the
 // indentation of the enclosing collection (-1 at the top), which block scalars measure from.
 class BlockReader {
-public:
+  public:
     explicit BlockReader(std::string_view text) : m_text(text) {}
 
     bool read(std::vector<Value>& docs);
 
-private:
+  private:
     bool split();
     bool read_document(size_t begin, size_t end, std::vector<Value>& docs);
     size_t next_content(size_t i) const;
@@ -516,8 +516,7 @@ bool BlockReader::parse_inline(size_t line, size_t i, int parent, Value& out) {
 }
 
 // The content indentation of a block scalar: the indicator's, or that of its first non-empty line.
-bool BlockReader::block_indent(size_t first, int parent, const BlockHeader& h,
-                               int& indent) const {
+bool BlockReader::block_indent(size_t first, int parent, const BlockHeader& h, int& indent) const {
     if (h.indent > 0) {
         indent = parent + h.indent;
         return true;

@@ -14,7 +14,9 @@ bool is_digest(const Value& v) {
            v.get_ref<const std::string&>().size() == 71;
 }
 
-std::string scalar_text(const Value& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string scalar_text(const Value& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 std::string rtrim_newlines(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) {
@@ -90,7 +92,8 @@ void walk(const Value& live, const Value& rendered, std::vector<std::string>& pa
     bool secret = !path.empty() && machineconfig::is_secret_key(path.back());
     bool lo = live.is_object();
     bool ro = rendered.is_object();
-    if (secret || !(lo || ro) || (lo && !ro && !rendered.is_null()) || (ro && !lo && !live.is_null())) {
+    if (secret || !(lo || ro) || (lo && !ro && !rendered.is_null()) ||
+        (ro && !lo && !live.is_null())) {
         leaf(live, rendered, path, out);
         return;
     }

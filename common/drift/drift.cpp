@@ -58,7 +58,9 @@ Value without_secrets(const Value& v) {
     return v;
 }
 
-Value delete_marker() { return Value{{"$patch", "delete"}}; }
+Value delete_marker() {
+    return Value{{"$patch", "delete"}};
+}
 
 Value typed_doc(const char* kind, const std::string& name) {
     Value d = Value::object();
@@ -232,11 +234,12 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
             bad = bad || overlaps(p, f.change.dotted);
         }
         if (bad) {
-            f.verdict = {Class::C, "CaptureDoesNotRoundTrip",
-                         "the captured patch does not reproduce {path} when rendered again" +
-                             (a.capture_error.empty() ? std::string() : " (" + a.capture_error + ")") +
-                             ": set it by hand in a TalosConfigPatch of the machine, or change the "
-                             "node's configuration to the rendered value"};
+            f.verdict = {
+                Class::C, "CaptureDoesNotRoundTrip",
+                "the captured patch does not reproduce {path} when rendered again" +
+                    (a.capture_error.empty() ? std::string() : " (" + a.capture_error + ")") +
+                    ": set it by hand in a TalosConfigPatch of the machine, or change the "
+                    "node's configuration to the rendered value"};
         }
     }
     return a;

@@ -121,22 +121,28 @@ void add_mirror(Value& facts, const Value& d) {
 // Moves one v1.14 (or Registry*) document into the facts; false when it has no v1alpha1 home.
 bool place(Value& f, const Value& d, const std::string& kind) {
     if (kind == "DiscoveryIdentityConfig") {
-        if (const Value* v = get(d, "clusterID")) at(f, {"cluster", "id"}) = *v;
-        if (const Value* v = get(d, "clusterSecret")) at(f, {"cluster", "secret"}) = *v;
+        if (const Value* v = get(d, "clusterID"))
+            at(f, {"cluster", "id"}) = *v;
+        if (const Value* v = get(d, "clusterSecret"))
+            at(f, {"cluster", "secret"}) = *v;
     } else if (kind == "DiscoveryServiceConfig") {
         at(f, {"cluster", "discovery", "enabled"}) = true;
         const Value* ep = get(d, "endpoint");
         at(f, {"cluster", "discovery", "registries", "service", "endpoint"}) =
             ep != nullptr ? *ep : Value(std::string(k_discovery_default));
     } else if (kind == "KubeClusterConfig") {
-        if (const Value* v = get(d, "clusterName")) at(f, {"cluster", "clusterName"}) = *v;
+        if (const Value* v = get(d, "clusterName"))
+            at(f, {"cluster", "clusterName"}) = *v;
         if (const Value* v = get(d, "endpoint")) {
-            at(f, {"cluster", "controlPlane", "endpoint"}) = v->is_object() ? v->value("url", Value()) : *v;
+            at(f, {"cluster", "controlPlane", "endpoint"}) =
+                v->is_object() ? v->value("url", Value()) : *v;
         }
     } else if (kind == "KubeAPIServerCAConfig" || kind == "KubeAggregatorCAConfig") {
         const char* field = kind == "KubeAPIServerCAConfig" ? "ca" : "aggregatorCA";
-        if (const Value* v = doc::find_path(d, "issuingCA.cert")) at(f, {"cluster", field, "crt"}) = *v;
-        if (const Value* v = doc::find_path(d, "issuingCA.key")) at(f, {"cluster", field, "key"}) = *v;
+        if (const Value* v = doc::find_path(d, "issuingCA.cert"))
+            at(f, {"cluster", field, "crt"}) = *v;
+        if (const Value* v = doc::find_path(d, "issuingCA.key"))
+            at(f, {"cluster", field, "key"}) = *v;
         if (const Value* acc = get(d, "acceptedCAs"); acc != nullptr && acc->is_array()) {
             Value& out = at(f, {"cluster", "acceptedCAs"});
             out = Value::array();
@@ -145,7 +151,8 @@ bool place(Value& f, const Value& d, const std::string& kind) {
             }
         }
     } else if (kind == "KubeServiceAccountConfig") {
-        if (const Value* v = doc::find_path(d, "issuer.privateKey")) at(f, {"cluster", "serviceAccount", "key"}) = *v;
+        if (const Value* v = doc::find_path(d, "issuer.privateKey"))
+            at(f, {"cluster", "serviceAccount", "key"}) = *v;
     } else if (kind == "KubeEtcdEncryptionConfig") {
         if (const Value* v = get(d, "config")) {
             auto [key, secret] = encryption_secret(*v);
@@ -153,7 +160,8 @@ bool place(Value& f, const Value& d, const std::string& kind) {
         }
     } else if (kind == "KubeNetworkConfig") {
         for (const char* k : {"dnsDomain", "podSubnets", "serviceSubnets"}) {
-            if (const Value* v = get(d, k)) at(f, {"cluster", "network", k}) = *v;
+            if (const Value* v = get(d, k))
+                at(f, {"cluster", "network", k}) = *v;
         }
     } else if (kind == "KubeFlannelCNIConfig") {
         at(f, {"cluster", "network", "cni", "name"}) = "flannel";
@@ -169,11 +177,14 @@ bool place(Value& f, const Value& d, const std::string& kind) {
         if (!list.is_array()) {
             list = Value::array();
         }
-        list.push_back(Value{{"name", d.value("name", Value())}, {"contents", d.value("manifest", Value())}});
+        list.push_back(
+            Value{{"name", d.value("name", Value())}, {"contents", d.value("manifest", Value())}});
     } else if (kind == "UnattendedInstallConfig") {
         Value& inst = at(f, {"machine", "install"});
-        if (const Value* v = doc::find_path(d, "installer.image")) inst["image"] = *v;
-        if (const Value* v = doc::find_path(d, "provisioning.wipe")) inst["wipe"] = *v;
+        if (const Value* v = doc::find_path(d, "installer.image"))
+            inst["image"] = *v;
+        if (const Value* v = doc::find_path(d, "provisioning.wipe"))
+            inst["wipe"] = *v;
         std::string match = text(doc::find_path(d, "provisioning.diskSelector.match"));
         if (std::string disk = disk_of_match(match); !disk.empty()) {
             inst["disk"] = disk;
@@ -181,7 +192,8 @@ bool place(Value& f, const Value& d, const std::string& kind) {
             inst["diskSelector"] = Value{{"match", match}};
         }
     } else if (kind == "SysctlConfig") {
-        if (const Value* v = get(d, "params")) merge_into(at(f, {"machine", "sysctls"}), *v);
+        if (const Value* v = get(d, "params"))
+            merge_into(at(f, {"machine", "sysctls"}), *v);
     } else if (kind == "KernelModuleConfig") {
         Value& list = at(f, {"machine", "kernel", "modules"});
         if (!list.is_array()) {
@@ -189,7 +201,8 @@ bool place(Value& f, const Value& d, const std::string& kind) {
         }
         Value m = Value::object();
         m["name"] = d.value("name", Value());
-        if (const Value* p = get(d, "parameters")) m["parameters"] = *p;
+        if (const Value* p = get(d, "parameters"))
+            m["parameters"] = *p;
         list.push_back(std::move(m));
     } else if (kind == "KubePrismConfig") {
         at(f, {"machine", "features", "kubePrism", "enabled"}) = true;
@@ -198,9 +211,11 @@ bool place(Value& f, const Value& d, const std::string& kind) {
     } else if (kind == "RegistryMirrorConfig") {
         add_mirror(f, d);
     } else if (kind == "RegistryAuthConfig") {
-        merge_into(at(f, {"machine", "registries", "config", text(get(d, "name")), "auth"}), body(d));
+        merge_into(at(f, {"machine", "registries", "config", text(get(d, "name")), "auth"}),
+                   body(d));
     } else if (kind == "RegistryTLSConfig") {
-        merge_into(at(f, {"machine", "registries", "config", text(get(d, "name")), "tls"}), body(d));
+        merge_into(at(f, {"machine", "registries", "config", text(get(d, "name")), "tls"}),
+                   body(d));
     } else {
         return false;
     }
@@ -239,12 +254,15 @@ void canonical_discovery(Value& f) {
         out["registries"]["service"]["disabled"] = true;
     } else if (enabled) {
         const Value* ep = svc != nullptr ? get(*svc, "endpoint") : nullptr;
-        out["registries"]["service"]["endpoint"] = ep != nullptr ? *ep : Value(std::string(k_discovery_default));
+        out["registries"]["service"]["endpoint"] =
+            ep != nullptr ? *ep : Value(std::string(k_discovery_default));
     }
     *disc = std::move(out);
 }
 
-bool pem_key(const std::string& key) { return key == "crt" || key == "cert" || key == "ca"; }
+bool pem_key(const std::string& key) {
+    return key == "crt" || key == "cert" || key == "ca";
+}
 
 std::string canonical_pem(const std::string& s) {
     std::string pem = machineconfig::pem_from_field(s);

@@ -53,18 +53,24 @@ const std::vector<Rule> k_rules = {
     {"machine.features.kubePrism", When::Always, Class::B, "KubePrism", k_owned_hint},
     {"cluster.discovery", When::Always, Class::B, "Discovery", k_owned_hint},
     {"machine.type", When::Always, Class::B, "Role", k_owned_hint},
-    {"machine.kubelet.defaultRuntimeSeccompProfileEnabled", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.kubelet.disableManifestsDirectory", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.features.diskQuotaSupport", When::Always, Class::B, "ContractDefault", k_contract_hint},
+    {"machine.kubelet.defaultRuntimeSeccompProfileEnabled", When::Always, Class::B,
+     "ContractDefault", k_contract_hint},
+    {"machine.kubelet.disableManifestsDirectory", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
+    {"machine.features.diskQuotaSupport", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
     {"machine.features.hostDNS", When::Always, Class::B, "ContractDefault", k_contract_hint},
     {"machine.features.stableHostname", When::Always, Class::B, "ContractDefault", k_contract_hint},
     {"machine.features.rbac", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.features.apidCheckExtKeyUsage", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.nodeLabels.node.kubernetes.io/exclude-from-external-load-balancers", When::Always, Class::B,
-     "ContractDefault", k_contract_hint},
-    {"cluster.apiServer.admissionControl", When::Always, Class::B, "ContractDefault", k_contract_hint},
+    {"machine.features.apidCheckExtKeyUsage", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
+    {"machine.nodeLabels.node.kubernetes.io/exclude-from-external-load-balancers", When::Always,
+     Class::B, "ContractDefault", k_contract_hint},
+    {"cluster.apiServer.admissionControl", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
     {"cluster.apiServer.auditPolicy", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::B, "ContractDefault", k_contract_hint},
+    {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
     {"documents.HostnameConfig.auto", When::Always, Class::B, "ContractDefault", k_contract_hint},
     {"persist", When::Always, Class::B, "ContractDefault", k_contract_hint},
 
@@ -77,15 +83,18 @@ const std::vector<Rule> k_rules = {
      "remove cluster.extraManifests from the node's configuration (talosctl patch mc --nodes "
      "{node} --patch @remove-manifests.yaml)"},
     {"cluster.ca", When::Always, Class::C, "CADiffers",
-     "the node's Kubernetes CA is not the bundle's: check the secrets bundle of TalosCluster {cluster}"},
+     "the node's Kubernetes CA is not the bundle's: check the secrets bundle of TalosCluster "
+     "{cluster}"},
     {"cluster.etcd.ca", When::Always, Class::C, "CADiffers",
      "the node's etcd CA is not the bundle's: check the secrets bundle of TalosCluster {cluster}"},
     {"cluster.aggregatorCA", When::Always, Class::C, "CADiffers",
-     "the node's aggregator CA is not the bundle's: check the secrets bundle of TalosCluster {cluster}"},
+     "the node's aggregator CA is not the bundle's: check the secrets bundle of TalosCluster "
+     "{cluster}"},
 };
 
 bool matches(std::string_view rule, std::string_view path) {
-    return path == rule || (path.size() > rule.size() && path.starts_with(rule) && path[rule.size()] == '.');
+    return path == rule ||
+           (path.size() > rule.size() && path.starts_with(rule) && path[rule.size()] == '.');
 }
 
 bool holds(When w, const Context& c) {
@@ -120,7 +129,9 @@ std::string_view class_name(Class c) {
     return "C";
 }
 
-const std::vector<Rule>& rules() { return k_rules; }
+const std::vector<Rule>& rules() {
+    return k_rules;
+}
 
 Verdict classify(const Change& change, const Context& context) {
     if (change.secret) {

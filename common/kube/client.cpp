@@ -53,7 +53,9 @@ size_t on_header(char* p, size_t size, size_t n, void* ud) {
 
 using SList = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
 
-void add_header(SList& list, const std::string& h) { list.reset(curl_slist_append(list.release(), h.c_str())); }
+void add_header(SList& list, const std::string& h) {
+    list.reset(curl_slist_append(list.release(), h.c_str()));
+}
 
 void set_blob(CURL* h, CURLoption opt, const std::string& data) {
     curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
@@ -61,29 +63,37 @@ void set_blob(CURL* h, CURLoption opt, const std::string& data) {
 }
 
 Error transport_error(CURLcode rc, const char* errbuf, const RestConfig& cfg) {
-    std::string detail = errbuf[0] != '\0' ? std::string(util::trim(errbuf)) : curl_easy_strerror(rc);
+    std::string detail =
+        errbuf[0] != '\0' ? std::string(util::trim(errbuf)) : curl_easy_strerror(rc);
     const std::string& server = cfg.cluster.server;
-    const std::string view_hint = "kubectl config view --minify" +
-                                  (cfg.context.empty() ? std::string() : " --context " + cfg.context);
+    const std::string view_hint =
+        "kubectl config view --minify" +
+        (cfg.context.empty() ? std::string() : " --context " + cfg.context);
     switch (rc) {
     case CURLE_PEER_FAILED_VERIFICATION:
         return make_error(ErrorKind::Config, "TLS verification of " + server + " failed: " + detail,
-                          "check certificate-authority and tls-server-name: " + view_hint, "TLSVerifyFailed");
+                          "check certificate-authority and tls-server-name: " + view_hint,
+                          "TLSVerifyFailed");
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
-        return make_error(ErrorKind::Config, "TLS credentials for " + server + " cannot be used: " + detail,
-                          "check client-certificate, client-key and certificate-authority: " + view_hint,
-                          "TLSClientCertificate");
+        return make_error(
+            ErrorKind::Config, "TLS credentials for " + server + " cannot be used: " + detail,
+            "check client-certificate, client-key and certificate-authority: " + view_hint,
+            "TLSClientCertificate");
     case CURLE_OPERATION_TIMEDOUT:
-        return make_error(ErrorKind::Unreachable, "cannot reach the Kubernetes API at " + server + ": " + detail,
+        return make_error(ErrorKind::Unreachable,
+                          "cannot reach the Kubernetes API at " + server + ": " + detail,
                           "kubectl cluster-info", "Timeout");
     default:
-        return make_error(ErrorKind::Unreachable, "cannot reach the Kubernetes API at " + server + ": " + detail,
+        return make_error(ErrorKind::Unreachable,
+                          "cannot reach the Kubernetes API at " + server + ": " + detail,
                           "kubectl cluster-info", "Unreachable");
     }
 }
 
-bool is_success(long status) { return status >= 200 && status < 300; }
+bool is_success(long status) {
+    return status >= 200 && status < 300;
+}
 
 std::string write_query(const WriteOptions& o) {
     return query_string({{"fieldManager", o.field_manager},
@@ -92,9 +102,10 @@ std::string write_query(const WriteOptions& o) {
 }
 
 std::string apply_query(const ApplyOptions& o) {
-    return query_string({{"fieldManager", o.field_manager.empty() ? "kubectl-ichor" : o.field_manager},
-                         {"force", o.force ? "true" : ""},
-                         {"dryRun", o.dry_run ? "All" : ""}});
+    return query_string(
+        {{"fieldManager", o.field_manager.empty() ? "kubectl-ichor" : o.field_manager},
+         {"force", o.force ? "true" : ""},
+         {"dryRun", o.dry_run ? "All" : ""}});
 }
 
 void init_curl_once() {
@@ -108,7 +119,9 @@ Client::Client(RestConfig config, Environment env, ClientOptions opts)
     : m_config(std::move(config)), m_env(std::move(env)), m_opts(std::move(opts)) {
     init_curl_once();
     if (!m_opts.sleep_ms) {
-        m_opts.sleep_ms = [](std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+        m_opts.sleep_ms = [](std::int64_t ms) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        };
     }
     if (!m_opts.now) {
         m_opts.now = [] { return std::chrono::system_clock::now(); };
@@ -186,7 +199,8 @@ SList request_headers(const UserConfig& u, const Target& target, const std::stri
 }
 
 // Server verification and the client certificate (`cert`/`key` may be empty).
-void set_tls(CURL* h, const ClusterConfig& cluster, const std::string& cert, const std::string& key) {
+void set_tls(CURL* h, const ClusterConfig& cluster, const std::string& cert,
+             const std::string& key) {
     if (cluster.insecure_skip_tls_verify) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -215,13 +229,14 @@ void set_method(CURL* h, const std::string& method, const std::string& body) {
 
 } // namespace
 
-Result<Response> Client::perform(const std::string& method, const std::string& path, const std::string& body,
-                                 const std::string& content_type) {
+Result<Response> Client::perform(const std::string& method, const std::string& path,
+                                 const std::string& body, const std::string& content_type) {
     auto* h = static_cast<CURL*>(m_curl);
     auto server = parse_server_url(m_config.cluster.server);
     if (h == nullptr || !server) {
-        return make_error(ErrorKind::Config, m_config.source + ": server \"" + m_config.cluster.server +
-                                                 "\" is not a URL (or libcurl failed to start)",
+        return make_error(ErrorKind::Config,
+                          m_config.source + ": server \"" + m_config.cluster.server +
+                              "\" is not a URL (or libcurl failed to start)",
                           "kubectl config view --minify", "KubeconfigInvalid");
     }
     curl_easy_reset(h); // keeps the connection cache
@@ -234,8 +249,9 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
     Target target = request_target(*server, m_config.cluster, path);
     ProxyChoice proxy = choose_proxy(*server, m_config.cluster, m_env);
     SList headers = request_headers(u, target, token, content_type);
-    SList connect_to(target.connect_to.empty() ? nullptr : curl_slist_append(nullptr, target.connect_to.c_str()),
-                     &curl_slist_free_all);
+    SList connect_to(
+        target.connect_to.empty() ? nullptr : curl_slist_append(nullptr, target.connect_to.c_str()),
+        &curl_slist_free_all);
     curl_easy_setopt(h, CURLOPT_URL, target.url.c_str());
     curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to.get());
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -244,12 +260,14 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
     curl_easy_setopt(h, CURLOPT_USERAGENT, m_opts.user_agent.c_str());
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(m_opts.timeout_ms));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<std::int64_t>(m_opts.timeout_ms, 10000)));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::min<std::int64_t>(m_opts.timeout_ms, 10000)));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &got);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &got);
-    curl_easy_setopt(h, CURLOPT_PROXY, proxy.proxy.c_str()); // "" = direct, whatever the process env says
+    curl_easy_setopt(h, CURLOPT_PROXY,
+                     proxy.proxy.c_str()); // "" = direct, whatever the process env says
     curl_easy_setopt(h, CURLOPT_NOPROXY, proxy.no_proxy.c_str());
     if (!m_config.cluster.disable_compression) {
         curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -275,8 +293,8 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
     return r;
 }
 
-Result<Response> Client::request(const std::string& method, const std::string& path, const std::string& body,
-                                 const std::string& content_type) {
+Result<Response> Client::request(const std::string& method, const std::string& path,
+                                 const std::string& body, const std::string& content_type) {
     bool reauthenticated = false;
     for (int attempt = 1;; ++attempt) {
         if (Status st = ensure_credentials(); !st) {
@@ -300,8 +318,8 @@ Result<Response> Client::request(const std::string& method, const std::string& p
     }
 }
 
-Result<doc::Value> Client::call(const std::string& method, const std::string& path, const std::string& body,
-                                const std::string& content_type) {
+Result<doc::Value> Client::call(const std::string& method, const std::string& path,
+                                const std::string& body, const std::string& content_type) {
     auto r = request(method, path, body, content_type);
     if (!r) {
         return r.error();
@@ -315,14 +333,17 @@ Result<doc::Value> Client::call(const std::string& method, const std::string& pa
     doc::Value v = doc::Value::parse(r->body, nullptr, false);
     if (v.is_discarded()) {
         return make_error(ErrorKind::Unreachable,
-                          method + " " + m_config.cluster.server + path + ": the answer is not JSON (content type " +
+                          method + " " + m_config.cluster.server + path +
+                              ": the answer is not JSON (content type " +
                               (r->content_type.empty() ? "unset" : r->content_type) + ")",
                           "kubectl cluster-info", "BadResponse");
     }
     return v;
 }
 
-Result<doc::Value> Client::get(const std::string& path) { return call("GET", path, {}, {}); }
+Result<doc::Value> Client::get(const std::string& path) {
+    return call("GET", path, {}, {});
+}
 
 Result<doc::Value> Client::list(const std::string& collection_path, const ListOptions& opts) {
     doc::Value out;
@@ -334,7 +355,8 @@ Result<doc::Value> Client::list(const std::string& collection_path, const ListOp
                                       {"limit", limit > 0 ? std::to_string(limit) : ""},
                                       {"continue", cont}});
         auto page = call("GET", collection_path + q, {}, {});
-        if (!page && !cont.empty() && (page.error().code == "Expired" || page.error().code == "Gone")) {
+        if (!page && !cont.empty() &&
+            (page.error().code == "Expired" || page.error().code == "Gone")) {
             out = doc::Value(); // the snapshot expired between pages: list again in one piece
             cont.clear();
             limit = 0;
@@ -343,8 +365,9 @@ Result<doc::Value> Client::list(const std::string& collection_path, const ListOp
         if (!page) {
             return page.error();
         }
-        doc::Value items = page->contains("items") && (*page)["items"].is_array() ? (*page)["items"]
-                                                                                    : doc::Value::array();
+        doc::Value items = page->contains("items") && (*page)["items"].is_array()
+                               ? (*page)["items"]
+                               : doc::Value::array();
         cont = doc::get_string(*page, "metadata.continue");
         if (out.is_null()) {
             out = std::move(*page);
@@ -366,19 +389,23 @@ Result<doc::Value> Client::list(const std::string& collection_path, const ListOp
     return out;
 }
 
-Result<doc::Value> Client::create(const std::string& collection_path, const doc::Value& obj, const WriteOptions& opts) {
+Result<doc::Value> Client::create(const std::string& collection_path, const doc::Value& obj,
+                                  const WriteOptions& opts) {
     return call("POST", collection_path + write_query(opts), obj.dump(), "application/json");
 }
 
-Result<doc::Value> Client::replace(const std::string& path, const doc::Value& obj, const WriteOptions& opts) {
+Result<doc::Value> Client::replace(const std::string& path, const doc::Value& obj,
+                                   const WriteOptions& opts) {
     return call("PUT", path + write_query(opts), obj.dump(), "application/json");
 }
 
-Result<doc::Value> Client::merge_patch(const std::string& path, const doc::Value& patch, const WriteOptions& opts) {
+Result<doc::Value> Client::merge_patch(const std::string& path, const doc::Value& patch,
+                                       const WriteOptions& opts) {
     return call("PATCH", path + write_query(opts), patch.dump(), "application/merge-patch+json");
 }
 
-Result<doc::Value> Client::apply(const std::string& path, const doc::Value& obj, const ApplyOptions& opts) {
+Result<doc::Value> Client::apply(const std::string& path, const doc::Value& obj,
+                                 const ApplyOptions& opts) {
     // JSON is YAML, so the apply body needs no YAML emitter
     return call("PATCH", path + apply_query(opts), obj.dump(), "application/apply-patch+yaml");
 }
@@ -405,11 +432,13 @@ Result<doc::Value> Client::merge_patch_status(const std::string& path, const doc
     return merge_patch(status_path(path), patch, opts);
 }
 
-Result<doc::Value> Client::replace_status(const std::string& path, const doc::Value& obj, const WriteOptions& opts) {
+Result<doc::Value> Client::replace_status(const std::string& path, const doc::Value& obj,
+                                          const WriteOptions& opts) {
     return replace(status_path(path), obj, opts);
 }
 
-Result<doc::Value> Client::apply_status(const std::string& path, const doc::Value& obj, const ApplyOptions& opts) {
+Result<doc::Value> Client::apply_status(const std::string& path, const doc::Value& obj,
+                                        const ApplyOptions& opts) {
     return apply(status_path(path), obj, opts);
 }
 

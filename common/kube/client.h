@@ -40,10 +40,10 @@ struct ClientOptions {
     int max_attempts = 5;                   // tries of a request answered 429 or 503
     std::int64_t max_retry_wait_ms = 10000; // cap of one Retry-After wait (default wait: 1 s)
     std::string user_agent = "kubectl-ichor";
-    WarningSink on_warning;                 // API server warnings; kubectl prints "Warning: <text>"
+    WarningSink on_warning; // API server warnings; kubectl prints "Warning: <text>"
     ExecIo exec_io;
-    std::function<void(std::int64_t ms)> sleep_ms;                  // tests replace it
-    std::function<std::chrono::system_clock::time_point()> now;   // tests replace it
+    std::function<void(std::int64_t ms)> sleep_ms;              // tests replace it
+    std::function<std::chrono::system_clock::time_point()> now; // tests replace it
 };
 
 struct ListOptions {
@@ -65,8 +65,8 @@ struct ApplyOptions {
 };
 
 struct DeleteOptions {
-    std::string uid;              // precondition: delete only this incarnation
-    std::string resource_version; // precondition: delete only if unchanged
+    std::string uid;                // precondition: delete only this incarnation
+    std::string resource_version;   // precondition: delete only if unchanged
     std::string propagation_policy; // Orphan, Background, Foreground; empty: the server's default
     bool dry_run = false;
 };
@@ -80,7 +80,7 @@ struct Response {
 };
 
 class Client {
-public:
+  public:
     Client(RestConfig config, Environment env, ClientOptions opts = {});
     ~Client();
     Client(const Client&) = delete;
@@ -100,14 +100,16 @@ public:
     Result<doc::Value> create(const std::string& collection_path, const doc::Value& obj,
                               const WriteOptions& opts = {});
     // PUT a whole object (custom resources need metadata.resourceVersion).
-    Result<doc::Value> replace(const std::string& path, const doc::Value& obj, const WriteOptions& opts = {});
+    Result<doc::Value> replace(const std::string& path, const doc::Value& obj,
+                               const WriteOptions& opts = {});
     // PATCH application/merge-patch+json (RFC 7386): null deletes a key, lists are replaced;
     // metadata.resourceVersion in the patch is a precondition.
     Result<doc::Value> merge_patch(const std::string& path, const doc::Value& patch,
                                    const WriteOptions& opts = {});
     // Server-side apply: PATCH application/apply-patch+yaml with fieldManager (and force); creates
     // the object when absent. Field conflicts are code "Conflict".
-    Result<doc::Value> apply(const std::string& path, const doc::Value& obj, const ApplyOptions& opts = {});
+    Result<doc::Value> apply(const std::string& path, const doc::Value& obj,
+                             const ApplyOptions& opts = {});
     // DELETE with DeleteOptions; returns the server's answer (the object while finalizers run, or
     // a Status). A failed precondition is code "Conflict".
     Result<doc::Value> remove(const std::string& path, const DeleteOptions& opts = {});
@@ -117,17 +119,18 @@ public:
                                           const WriteOptions& opts = {});
     Result<doc::Value> replace_status(const std::string& path, const doc::Value& obj,
                                       const WriteOptions& opts = {});
-    Result<doc::Value> apply_status(const std::string& path, const doc::Value& obj, const ApplyOptions& opts = {});
+    Result<doc::Value> apply_status(const std::string& path, const doc::Value& obj,
+                                    const ApplyOptions& opts = {});
 
     // One request with retries, authentication and warnings; `path` may carry a query.
-    Result<Response> request(const std::string& method, const std::string& path, const std::string& body = {},
-                             const std::string& content_type = {});
+    Result<Response> request(const std::string& method, const std::string& path,
+                             const std::string& body = {}, const std::string& content_type = {});
 
-private:
-    Result<doc::Value> call(const std::string& method, const std::string& path, const std::string& body,
-                            const std::string& content_type);
-    Result<Response> perform(const std::string& method, const std::string& path, const std::string& body,
-                             const std::string& content_type);
+  private:
+    Result<doc::Value> call(const std::string& method, const std::string& path,
+                            const std::string& body, const std::string& content_type);
+    Result<Response> perform(const std::string& method, const std::string& path,
+                             const std::string& body, const std::string& content_type);
     Status ensure_credentials();
     void report_warnings(const std::vector<std::string>& texts);
     void reset_handle();

@@ -40,32 +40,36 @@ std::string str(const doc::Value& obj, const char* key) {
 
 bool flag(const doc::Value& obj, const char* key) {
     auto it = obj.find(key);
-    return it != obj.end() && ((it->is_boolean() && it->get<bool>()) || (it->is_string() && *it == "true"));
+    return it != obj.end() &&
+           ((it->is_boolean() && it->get<bool>()) || (it->is_string() && *it == "true"));
 }
 
 // Reads one kubeconfig file into an object; an empty file is an empty config.
 Result<doc::Value> read_kubeconfig(const std::string& path) {
     auto text = util::read_file(path);
     if (!text) {
-        return config_error("kubeconfig: " + text.error().message, "pass --kubeconfig FILE or set KUBECONFIG");
+        return config_error("kubeconfig: " + text.error().message,
+                            "pass --kubeconfig FILE or set KUBECONFIG");
     }
     auto v = doc::parse_one(*text, path);
     if (!v) {
-        return config_error("kubeconfig: " + v.error().message, "kubectl config view --kubeconfig " + path);
+        return config_error("kubeconfig: " + v.error().message,
+                            "kubectl config view --kubeconfig " + path);
     }
     if (v->is_null()) {
         return doc::Value::object();
     }
     if (!v->is_object()) {
-        return config_error("kubeconfig " + path + ": not a kubeconfig (expected a mapping with kind: Config)",
+        return config_error("kubeconfig " + path +
+                                ": not a kubeconfig (expected a mapping with kind: Config)",
                             "kubectl config view --kubeconfig " + path);
     }
     return std::move(*v);
 }
 
 // Adds the named entries of list `key` (inner object `inner`) that are not defined yet.
-void merge_entries(const doc::Value& file_doc, const std::string& file, const char* key, const char* inner,
-                   std::map<std::string, NamedEntry>& into) {
+void merge_entries(const doc::Value& file_doc, const std::string& file, const char* key,
+                   const char* inner, std::map<std::string, NamedEntry>& into) {
     auto it = file_doc.find(key);
     if (it == file_doc.end() || !it->is_array()) {
         return;
@@ -97,7 +101,8 @@ std::string where(const NamedEntry& e, const char* list, const std::string& name
 
 // Reads "<field>-data" (base64) or "<field>" (a path relative to the file's folder).
 Result<std::string> data_or_file(const NamedEntry& e, const char* list, const std::string& name,
-                                 const char* inner, const std::string& field, const WarningSink& warn) {
+                                 const char* inner, const std::string& field,
+                                 const WarningSink& warn) {
     std::string data = str(e.value, (field + "-data").c_str());
     std::string path = str(e.value, field.c_str());
     if (!data.empty()) {
@@ -123,7 +128,8 @@ Result<std::string> data_or_file(const NamedEntry& e, const char* list, const st
     return std::move(*content);
 }
 
-Result<ClusterConfig> resolve_cluster(const NamedEntry& e, const std::string& name, const WarningSink& warn) {
+Result<ClusterConfig> resolve_cluster(const NamedEntry& e, const std::string& name,
+                                      const WarningSink& warn) {
     const doc::Value& c = e.value;
     ClusterConfig out;
     out.name = name;
@@ -145,9 +151,10 @@ Result<ClusterConfig> resolve_cluster(const NamedEntry& e, const std::string& na
     out.ca_pem = std::move(*ca);
     out.insecure_skip_tls_verify = flag(c, "insecure-skip-tls-verify");
     if (out.insecure_skip_tls_verify && !out.ca_pem.empty()) {
-        return config_error(where(e, "clusters", name, "cluster", "") +
-                                ": certificate-authority and insecure-skip-tls-verify cannot be used together",
-                            "kubectl config view --minify");
+        return config_error(
+            where(e, "clusters", name, "cluster", "") +
+                ": certificate-authority and insecure-skip-tls-verify cannot be used together",
+            "kubectl config view --minify");
     }
     out.tls_server_name = str(c, "tls-server-name");
     out.proxy_url = str(c, "proxy-url");
@@ -177,9 +184,10 @@ Result<ExecConfig> resolve_exec(const NamedEntry& e, const std::string& name, co
     }
     if (ex.api_version != "client.authentication.k8s.io/v1" &&
         ex.api_version != "client.authentication.k8s.io/v1beta1") {
-        return config_error(ex.where + ".apiVersion: \"" + ex.api_version +
-                                "\" is not supported (use client.authentication.k8s.io/v1 or v1beta1)",
-                            hint);
+        return config_error(
+            ex.where + ".apiVersion: \"" + ex.api_version +
+                "\" is not supported (use client.authentication.k8s.io/v1 or v1beta1)",
+            hint);
     }
     if (ex.interactive_mode.empty()) {
         if (util::ends_with(ex.api_version, "/v1")) {
@@ -189,7 +197,8 @@ Result<ExecConfig> resolve_exec(const NamedEntry& e, const std::string& name, co
         }
         ex.interactive_mode = "IfAvailable";
     }
-    if (ex.interactive_mode != "Never" && ex.interactive_mode != "IfAvailable" && ex.interactive_mode != "Always") {
+    if (ex.interactive_mode != "Never" && ex.interactive_mode != "IfAvailable" &&
+        ex.interactive_mode != "Always") {
         return config_error(ex.where + ".interactiveMode: \"" + ex.interactive_mode +
                                 "\" is not one of Never, IfAvailable, Always",
                             hint);
@@ -220,21 +229,24 @@ void resolve_impersonation(const doc::Value& u, UserConfig& out) {
     if (auto x = u.find("as-user-extra"); x != u.end() && x->is_object()) {
         for (const auto& [k, vals] : x->items()) {
             for (const auto& v : vals.is_array() ? vals : doc::Value::array({vals})) {
-                out.impersonate_extra.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+                out.impersonate_extra.emplace_back(k,
+                                                   v.is_string() ? v.get<std::string>() : v.dump());
             }
         }
     }
 }
 
-Result<UserConfig> resolve_user(const NamedEntry& e, const std::string& name, const WarningSink& warn) {
+Result<UserConfig> resolve_user(const NamedEntry& e, const std::string& name,
+                                const WarningSink& warn) {
     const doc::Value& u = e.value;
     UserConfig out;
     out.name = name;
     if (u.contains("auth-provider")) {
-        return config_error(where(e, "users", name, "user", "auth-provider") +
-                                ": legacy auth providers are not supported; use an exec credential plugin",
-                            "see https://kubernetes.io/docs/reference/access-authn-authz/authentication/"
-                            "#client-go-credential-plugins");
+        return config_error(
+            where(e, "users", name, "user", "auth-provider") +
+                ": legacy auth providers are not supported; use an exec credential plugin",
+            "see https://kubernetes.io/docs/reference/access-authn-authz/authentication/"
+            "#client-go-credential-plugins");
     }
     auto cert = data_or_file(e, "users", name, "user", "client-certificate", warn);
     if (!cert) {
@@ -257,7 +269,8 @@ Result<UserConfig> resolve_user(const NamedEntry& e, const std::string& name, co
     if (out.token.empty() && !token_file.empty()) {
         auto t = util::read_file(resolve_path(util::dirname(e.file), token_file));
         if (!t) {
-            return config_error(where(e, "users", name, "user", "tokenFile") + ": " + t.error().message,
+            return config_error(where(e, "users", name, "user", "tokenFile") + ": " +
+                                    t.error().message,
                                 "kubectl config view --minify");
         }
         out.token = std::string(util::trim(*t));
@@ -276,7 +289,8 @@ Result<UserConfig> resolve_user(const NamedEntry& e, const std::string& name, co
 }
 
 std::string describe_files(const std::vector<std::string>& files) {
-    return files.size() == 1 ? "kubeconfig " + files.front() : "kubeconfig files " + util::join(files, ", ");
+    return files.size() == 1 ? "kubeconfig " + files.front()
+                             : "kubeconfig files " + util::join(files, ", ");
 }
 
 } // namespace
@@ -299,7 +313,8 @@ std::vector<std::string> kubeconfig_files(const LoadOptions& opts, const Environ
     return out;
 }
 
-Result<MergedKubeconfig> merge_kubeconfigs(const std::vector<std::string>& files, bool skip_missing) {
+Result<MergedKubeconfig> merge_kubeconfigs(const std::vector<std::string>& files,
+                                           bool skip_missing) {
     MergedKubeconfig kc;
     for (const auto& f : files) {
         if (skip_missing && file_missing(f)) {
@@ -338,14 +353,14 @@ Result<RestConfig> resolve_context(const MergedKubeconfig& kc, const LoadOptions
     std::string user_name = str(ce.value, "user");
     auto cl = kc.clusters.find(cluster_name);
     if (cluster_name.empty() || cl == kc.clusters.end()) {
-        return config_error(where(ce, "contexts", name, "context", "cluster") + ": cluster \"" + cluster_name +
-                                "\" is not defined",
+        return config_error(where(ce, "contexts", name, "context", "cluster") + ": cluster \"" +
+                                cluster_name + "\" is not defined",
                             "kubectl config get-clusters");
     }
     auto us = kc.users.find(user_name);
     if (user_name.empty() || us == kc.users.end()) {
-        return config_error(where(ce, "contexts", name, "context", "user") + ": user \"" + user_name +
-                                "\" is not defined",
+        return config_error(where(ce, "contexts", name, "context", "user") + ": user \"" +
+                                user_name + "\" is not defined",
                             "kubectl config get-users");
     }
     auto cluster = resolve_cluster(cl->second, cluster_name, opts.warn);
@@ -360,7 +375,9 @@ Result<RestConfig> resolve_context(const MergedKubeconfig& kc, const LoadOptions
     rc.source = files;
     rc.context = name;
     std::string ctx_ns = str(ce.value, "namespace");
-    rc.ns = !opts.ns.empty() ? opts.ns : !ctx_ns.empty() ? ctx_ns : std::string(k_default_namespace);
+    rc.ns = !opts.ns.empty()  ? opts.ns
+            : !ctx_ns.empty() ? ctx_ns
+                              : std::string(k_default_namespace);
     rc.cluster = std::move(*cluster);
     rc.user = std::move(*user);
     return rc;
@@ -370,13 +387,15 @@ Result<RestConfig> in_cluster_config(const LoadOptions& opts, const Environment&
     std::string host = env.get_or("KUBERNETES_SERVICE_HOST", "");
     std::string port = env.get_or("KUBERNETES_SERVICE_PORT", "");
     if (host.empty() || port.empty()) {
-        return config_error("in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set",
-                            "pass --kubeconfig FILE or set KUBECONFIG");
+        return config_error(
+            "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set",
+            "pass --kubeconfig FILE or set KUBECONFIG");
     }
     RestConfig rc;
     rc.source = "in-cluster config";
     rc.cluster.name = "in-cluster";
-    rc.cluster.server = "https://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+    rc.cluster.server =
+        "https://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
     const std::string& dir = opts.service_account_dir;
     auto token = util::read_file(dir + "/token");
     if (!token) {
@@ -411,13 +430,15 @@ Result<RestConfig> load_config(const LoadOptions& opts, const Environment& env) 
     }
     bool empty = kc->contexts.empty() && kc->current_context.empty();
     bool explicit_choice = !opts.kubeconfig.empty() || !opts.context.empty();
-    if (empty && !explicit_choice && env.get("KUBERNETES_SERVICE_HOST") && env.get("KUBERNETES_SERVICE_PORT")) {
+    if (empty && !explicit_choice && env.get("KUBERNETES_SERVICE_HOST") &&
+        env.get("KUBERNETES_SERVICE_PORT")) {
         return in_cluster_config(opts, env);
     }
     if (kc->files.empty()) {
-        std::string why = !opts.kubeconfig.empty() || env.get_or("KUBECONFIG", "").empty()
-                              ? util::join(files, ", ") + " does not exist and KUBECONFIG is not set"
-                              : "none of the files in KUBECONFIG exist (" + util::join(files, ", ") + ")";
+        std::string why =
+            !opts.kubeconfig.empty() || env.get_or("KUBECONFIG", "").empty()
+                ? util::join(files, ", ") + " does not exist and KUBECONFIG is not set"
+                : "none of the files in KUBECONFIG exist (" + util::join(files, ", ") + ")";
         return config_error("no kubeconfig: " + why, "pass --kubeconfig FILE or set KUBECONFIG");
     }
     return resolve_context(*kc, opts);

@@ -22,7 +22,8 @@ using WarningSink = std::function<void(std::string_view)>;
 
 // The namespace our suite uses when neither -n nor the context names one.
 inline constexpr std::string_view k_default_namespace = "ichor-system";
-inline constexpr std::string_view k_service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+inline constexpr std::string_view k_service_account_dir =
+    "/var/run/secrets/kubernetes.io/serviceaccount";
 
 // `user.exec` of a kubeconfig: a client-go credential plugin.
 struct ExecConfig {
@@ -76,16 +77,18 @@ struct LoadOptions {
     std::string kubeconfig; // --kubeconfig: only this file (it must exist)
     std::string context;    // --context
     std::string ns;         // -n: wins over the context's namespace
-    std::string service_account_dir = std::string(k_service_account_dir); // tests point it elsewhere
-    WarningSink warn;       // e.g. "certificate-authority-data overrides certificate-authority"
+    std::string service_account_dir =
+        std::string(k_service_account_dir); // tests point it elsewhere
+    WarningSink warn; // e.g. "certificate-authority-data overrides certificate-authority"
 };
 
 // Loads the configuration. Order: opts.kubeconfig, else KUBECONFIG (':'-separated, empty entries
 // and missing files skipped), else $HOME/.kube/config; when no file is found (and neither
 // --kubeconfig nor --context was given) and KUBERNETES_SERVICE_HOST/PORT are set, the in-cluster
-// config. Namespace: opts.ns, else the context's, else ichor-system (in cluster: POD_NAMESPACE, then
-// the service account's namespace file). Errors are ErrorKind::Config naming the file and field,
-// with a hint command; nothing is printed and no plugin is run here (the Client runs exec plugins).
+// config. Namespace: opts.ns, else the context's, else ichor-system (in cluster: POD_NAMESPACE,
+// then the service account's namespace file). Errors are ErrorKind::Config naming the file and
+// field, with a hint command; nothing is printed and no plugin is run here (the Client runs exec
+// plugins).
 Result<RestConfig> load_config(const LoadOptions& opts, const Environment& env);
 
 // A merged view of kubeconfig files, exposed for tests and for `kubectl config`-like listings.
@@ -105,7 +108,8 @@ struct MergedKubeconfig {
 // Reads and merges files by kubectl's rules: the first file to define a name wins the whole entry;
 // the first non-empty current-context wins. Missing files are skipped when `skip_missing`; an
 // unreadable or unparsable file is an error. No files at all gives an empty MergedKubeconfig.
-Result<MergedKubeconfig> merge_kubeconfigs(const std::vector<std::string>& files, bool skip_missing);
+Result<MergedKubeconfig> merge_kubeconfigs(const std::vector<std::string>& files,
+                                           bool skip_missing);
 
 // The files load_config would read (before existence checks): [--kubeconfig], KUBECONFIG's
 // entries, or [$HOME/.kube/config].

@@ -11,7 +11,8 @@ namespace ichor::kube {
 
 namespace {
 
-Error plugin_error(const ExecConfig& exec, const std::string& what, const char* code, std::string hint = {}) {
+Error plugin_error(const ExecConfig& exec, const std::string& what, const char* code,
+                   std::string hint = {}) {
     if (hint.empty()) {
         hint = "run the plugin by hand to see its output: " + exec.command +
                (exec.args.empty() ? "" : " " + util::join(exec.args, " "));
@@ -26,7 +27,8 @@ std::string last_line(std::string_view text) {
     return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
 }
 
-std::vector<std::string> child_env(const Environment& env, const ExecConfig& exec, const std::string& info) {
+std::vector<std::string> child_env(const Environment& env, const ExecConfig& exec,
+                                   const std::string& info) {
     std::map<std::string, std::string> vars = env.vars;
     for (const auto& [k, v] : exec.env) {
         vars[k] = v;
@@ -45,8 +47,9 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
     std::tm tm{};
     int consumed = 0;
     std::string s(text);
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                    &tm.tm_min, &tm.tm_sec, &consumed) != 6 || consumed != 19) {
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+        consumed != 19) {
         return std::nullopt;
     }
     tm.tm_year -= 1900;
@@ -112,18 +115,23 @@ Result<ExecCredential> parse_exec_credential(std::string_view out, const ExecCon
     doc::Value v = doc::Value::parse(out, nullptr, false);
     if (v.is_discarded() || !v.is_object()) {
         std::string shown(util::trim(out).substr(0, 60));
-        return plugin_error(exec, "\"" + exec.command + "\" did not print an ExecCredential as JSON (got \"" +
-                                      shown + "\")", code);
+        return plugin_error(exec,
+                            "\"" + exec.command +
+                                "\" did not print an ExecCredential as JSON (got \"" + shown +
+                                "\")",
+                            code);
     }
     std::string kind = doc::get_string(v, "kind");
     std::string api_version = doc::get_string(v, "apiVersion");
     if (kind != "ExecCredential") {
-        return plugin_error(exec, "\"" + exec.command + "\" replied with kind \"" + kind + "\", not ExecCredential",
-                            code);
+        return plugin_error(
+            exec, "\"" + exec.command + "\" replied with kind \"" + kind + "\", not ExecCredential",
+            code);
     }
     if (api_version != exec.api_version) {
-        return plugin_error(exec, "\"" + exec.command + "\" replied with apiVersion \"" + api_version +
-                                      "\", but the kubeconfig asks for \"" + exec.api_version + "\"",
+        return plugin_error(exec,
+                            "\"" + exec.command + "\" replied with apiVersion \"" + api_version +
+                                "\", but the kubeconfig asks for \"" + exec.api_version + "\"",
                             code);
     }
     const doc::Value* status = doc::find_path(v, "status");
@@ -135,19 +143,25 @@ Result<ExecCredential> parse_exec_credential(std::string_view out, const ExecCon
     cred.client_cert_pem = doc::get_string(*status, "clientCertificateData");
     cred.client_key_pem = doc::get_string(*status, "clientKeyData");
     if (cred.client_cert_pem.empty() != cred.client_key_pem.empty()) {
-        return plugin_error(exec, "\"" + exec.command + "\" returned only one of clientCertificateData and "
-                                  "clientKeyData; both are needed", code);
+        return plugin_error(exec,
+                            "\"" + exec.command +
+                                "\" returned only one of clientCertificateData and "
+                                "clientKeyData; both are needed",
+                            code);
     }
     if (cred.token.empty() && cred.client_cert_pem.empty()) {
-        return plugin_error(exec, "\"" + exec.command + "\" returned neither a token nor a client certificate",
-                            code);
+        return plugin_error(
+            exec, "\"" + exec.command + "\" returned neither a token nor a client certificate",
+            code);
     }
     std::string exp = doc::get_string(*status, "expirationTimestamp");
     if (!exp.empty()) {
         cred.expiry = parse_rfc3339(exp);
         if (!cred.expiry) {
-            return plugin_error(exec, "\"" + exec.command + "\" returned expirationTimestamp \"" + exp +
-                                          "\", which is not an RFC 3339 time", code);
+            return plugin_error(exec,
+                                "\"" + exec.command + "\" returned expirationTimestamp \"" + exp +
+                                    "\", which is not an RFC 3339 time",
+                                code);
         }
     }
     return cred;
@@ -158,14 +172,17 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
     bool interactive = io.stdin_is_terminal && exec.interactive_mode != "Never";
     if (exec.interactive_mode == "Always" && !interactive) {
         return plugin_error(exec, "interactiveMode is Always but standard input is not a terminal",
-                            "ExecPluginInteractive", "run the command from a terminal, without piping into it");
+                            "ExecPluginInteractive",
+                            "run the command from a terminal, without piping into it");
     }
     auto path = find_executable(exec.command, exec.base_dir, env.get_or("PATH", ""));
     if (!path) {
-        std::string hint = !exec.install_hint.empty()
-                               ? std::string(util::trim(exec.install_hint))
-                               : "install " + exec.command + ", or correct the command in the kubeconfig";
-        return plugin_error(exec, "executable \"" + exec.command + "\" not found", "ExecPluginNotFound", hint);
+        std::string hint =
+            !exec.install_hint.empty()
+                ? std::string(util::trim(exec.install_hint))
+                : "install " + exec.command + ", or correct the command in the kubeconfig";
+        return plugin_error(exec, "executable \"" + exec.command + "\" not found",
+                            "ExecPluginNotFound", hint);
     }
     ProcessSpec spec;
     spec.path = *path;
@@ -181,8 +198,10 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
     }
     std::string detail = res->err.empty() ? "" : ": " + last_line(res->err);
     if (res->timed_out) {
-        return plugin_error(exec, "\"" + exec.command + "\" did not finish within " +
-                                      util::format_duration_ms(spec.timeout_ms) + detail, "ExecPluginFailed");
+        return plugin_error(exec,
+                            "\"" + exec.command + "\" did not finish within " +
+                                util::format_duration_ms(spec.timeout_ms) + detail,
+                            "ExecPluginFailed");
     }
     if (res->exit_code != 0) {
         std::string how = res->signal != 0 ? "was killed by signal " + std::to_string(res->signal)

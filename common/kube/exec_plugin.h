@@ -15,10 +15,12 @@
 namespace ichor::kube {
 
 // How a plugin meets the terminal. kubectl passes stdin only when it is a terminal and the mode is
-// not Never; our tools read documents from stdin pipes, so the caller says whether it is a terminal.
+// not Never; our tools read documents from stdin pipes, so the caller says whether it is a
+// terminal.
 struct ExecIo {
     bool stdin_is_terminal = false;
-    int stderr_fd = 2;                // the plugin's prompts and errors go here (kubectl: its stderr); < 0: captured into error messages
+    int stderr_fd = 2; // the plugin's prompts and errors go here (kubectl: its stderr); < 0:
+                       // captured into error messages
     std::int64_t timeout_ms = 120000; // non-interactive runs only; 0: none
 };
 
@@ -45,9 +47,9 @@ std::string exec_info_json(const ExecConfig& exec, const ClusterConfig& cluster,
 Result<ExecCredential> parse_exec_credential(std::string_view out, const ExecConfig& exec);
 
 // Runs the plugin with env + exec.env + KUBERNETES_EXEC_INFO and parses its reply. Errors
-// (Config): ExecPluginNotFound (hint: the installHint), ExecPluginInteractive (mode Always without a
-// terminal; the plugin is not run), ExecPluginFailed (non-zero exit, signal or timeout), and those
-// of parse_exec_credential.
+// (Config): ExecPluginNotFound (hint: the installHint), ExecPluginInteractive (mode Always without
+// a terminal; the plugin is not run), ExecPluginFailed (non-zero exit, signal or timeout), and
+// those of parse_exec_credential.
 Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConfig& cluster,
                                        const Environment& env, const ExecIo& io);
 

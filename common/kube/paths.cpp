@@ -7,8 +7,8 @@ namespace ichor::kube {
 std::string url_encode(std::string_view s) {
     std::string out;
     for (unsigned char c : s) {
-        bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                          c == '-' || c == '.' || c == '_' || c == '~';
+        bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
         if (unreserved) {
             out += static_cast<char>(c);
         } else {
@@ -42,9 +42,12 @@ std::string secret_path(std::string_view ns, std::string_view name) {
     return resource_path("", "v1", "secrets", ns, name);
 }
 
-std::string events_path(std::string_view ns) { return resource_path("", "v1", "events", ns); }
+std::string events_path(std::string_view ns) {
+    return resource_path("", "v1", "events", ns);
+}
 
-std::string object_path(const doc::Value& obj, std::string_view plural, std::string_view default_ns) {
+std::string object_path(const doc::Value& obj, std::string_view plural,
+                        std::string_view default_ns) {
     std::string api_version = doc::get_string(obj, "apiVersion");
     std::string group;
     std::string version = api_version;
@@ -57,7 +60,9 @@ std::string object_path(const doc::Value& obj, std::string_view plural, std::str
                          doc::get_string(obj, "metadata.name"));
 }
 
-std::string status_path(std::string_view object_path) { return std::string(object_path) + "/status"; }
+std::string status_path(std::string_view object_path) {
+    return std::string(object_path) + "/status";
+}
 
 std::string query_string(const std::vector<std::pair<std::string, std::string>>& params) {
     std::string q;

@@ -31,7 +31,8 @@ std::string events_path(std::string_view ns);
 // The path of an object from its apiVersion ("v1" or "GROUP/VERSION"), metadata.namespace
 // (else `default_ns`) and metadata.name. An object without a name gives the collection path (for
 // create with generateName).
-std::string object_path(const doc::Value& obj, std::string_view plural, std::string_view default_ns);
+std::string object_path(const doc::Value& obj, std::string_view plural,
+                        std::string_view default_ns);
 
 // PATH + "/status".
 std::string status_path(std::string_view object_path);

@@ -61,7 +61,8 @@ bool drain(Pipe& out, Pipe* err, ProcessResult& res, std::int64_t timeout_ms) {
         pollfd fds[2] = {{out.r, POLLIN, 0}, {err != nullptr ? err->r : -1, POLLIN, 0}};
         int wait = -1;
         if (timeout_ms > 0) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) {
                 return false;
             }

@@ -12,20 +12,20 @@
 namespace ichor::kube {
 
 struct ProcessSpec {
-    std::string path;               // absolute or relative to the working directory
-    std::vector<std::string> argv;  // argv[0] included
-    std::vector<std::string> envp;  // "NAME=value", the child's whole environment
-    bool inherit_stdin = false;     // else /dev/null
-    int stderr_fd = 2;              // the child's stderr goes here; < 0: captured
-    std::int64_t timeout_ms = 0;    // 0: none; on expiry the child is killed
+    std::string path;              // absolute or relative to the working directory
+    std::vector<std::string> argv; // argv[0] included
+    std::vector<std::string> envp; // "NAME=value", the child's whole environment
+    bool inherit_stdin = false;    // else /dev/null
+    int stderr_fd = 2;             // the child's stderr goes here; < 0: captured
+    std::int64_t timeout_ms = 0;   // 0: none; on expiry the child is killed
 };
 
 struct ProcessResult {
-    int exit_code = -1;  // -1 when killed by a signal
+    int exit_code = -1; // -1 when killed by a signal
     int signal = 0;
     bool timed_out = false;
     std::string out;
-    std::string err;     // only when stderr_fd < 0
+    std::string err; // only when stderr_fd < 0
 };
 
 // Starts, waits for and reaps the child. Error (Internal) only when it cannot be started at all.

@@ -11,11 +11,21 @@ namespace {
 
 std::string reason_for_http(long code) {
     static const std::map<long, std::string> k_reasons = {
-        {400, "BadRequest"},   {401, "Unauthorized"},          {403, "Forbidden"},
-        {404, "NotFound"},     {405, "MethodNotAllowed"},      {406, "NotAcceptable"},
-        {409, "Conflict"},     {410, "Gone"},                  {413, "RequestEntityTooLarge"},
-        {415, "UnsupportedMediaType"}, {422, "Invalid"},       {429, "TooManyRequests"},
-        {500, "InternalError"}, {503, "ServiceUnavailable"},   {504, "Timeout"},
+        {400, "BadRequest"},
+        {401, "Unauthorized"},
+        {403, "Forbidden"},
+        {404, "NotFound"},
+        {405, "MethodNotAllowed"},
+        {406, "NotAcceptable"},
+        {409, "Conflict"},
+        {410, "Gone"},
+        {413, "RequestEntityTooLarge"},
+        {415, "UnsupportedMediaType"},
+        {422, "Invalid"},
+        {429, "TooManyRequests"},
+        {500, "InternalError"},
+        {503, "ServiceUnavailable"},
+        {504, "Timeout"},
     };
     auto it = k_reasons.find(code);
     return it == k_reasons.end() ? "Unknown" : it->second;
@@ -23,13 +33,20 @@ std::string reason_for_http(long code) {
 
 ErrorKind kind_for(const std::string& reason, long http) {
     static const std::map<std::string, ErrorKind> k_kinds = {
-        {"Unauthorized", ErrorKind::Config},        {"Forbidden", ErrorKind::Config},
-        {"NotFound", ErrorKind::Config},            {"AlreadyExists", ErrorKind::Config},
-        {"Conflict", ErrorKind::Config},            {"Invalid", ErrorKind::Config},
-        {"BadRequest", ErrorKind::Config},          {"Gone", ErrorKind::Config},
-        {"Expired", ErrorKind::Config},             {"RequestEntityTooLarge", ErrorKind::Config},
-        {"TooManyRequests", ErrorKind::Unreachable}, {"ServiceUnavailable", ErrorKind::Unreachable},
-        {"ServerTimeout", ErrorKind::Unreachable},  {"Timeout", ErrorKind::Unreachable},
+        {"Unauthorized", ErrorKind::Config},
+        {"Forbidden", ErrorKind::Config},
+        {"NotFound", ErrorKind::Config},
+        {"AlreadyExists", ErrorKind::Config},
+        {"Conflict", ErrorKind::Config},
+        {"Invalid", ErrorKind::Config},
+        {"BadRequest", ErrorKind::Config},
+        {"Gone", ErrorKind::Config},
+        {"Expired", ErrorKind::Config},
+        {"RequestEntityTooLarge", ErrorKind::Config},
+        {"TooManyRequests", ErrorKind::Unreachable},
+        {"ServiceUnavailable", ErrorKind::Unreachable},
+        {"ServerTimeout", ErrorKind::Unreachable},
+        {"Timeout", ErrorKind::Unreachable},
         {"InternalError", ErrorKind::Unreachable},
     };
     auto it = k_kinds.find(reason);

@@ -24,8 +24,8 @@ struct RequestInfo {
 // the first line of the body. Kinds:
 //   Config       Unauthorized, Forbidden (hint: kubectl auth can-i VERB RESOURCE -n NS), NotFound,
 //                AlreadyExists, Conflict, Invalid, BadRequest, Gone, Expired, RequestEntityTooLarge
-//   Unreachable  TooManyRequests, ServiceUnavailable, ServerTimeout, Timeout, InternalError, other 5xx
-//   Internal     MethodNotAllowed, NotAcceptable, UnsupportedMediaType, other 4xx (a request we
+//   Unreachable  TooManyRequests, ServiceUnavailable, ServerTimeout, Timeout, InternalError, other
+//   5xx Internal     MethodNotAllowed, NotAcceptable, UnsupportedMediaType, other 4xx (a request we
 //                should not have made)
 Error status_error(long http_status, std::string_view body, const RequestInfo& req);
 

@@ -19,7 +19,9 @@ std::string env_any(const Environment& env, const char* upper, const char* lower
 
 } // namespace
 
-std::string ServerUrl::host_port() const { return bracket(host) + ":" + port; }
+std::string ServerUrl::host_port() const {
+    return bracket(host) + ":" + port;
+}
 
 std::optional<ServerUrl> parse_server_url(const std::string& server) {
     ServerUrl u;
@@ -60,7 +62,8 @@ std::optional<ServerUrl> parse_server_url(const std::string& server) {
     return u;
 }
 
-Target request_target(const ServerUrl& server, const ClusterConfig& cluster, const std::string& path) {
+Target request_target(const ServerUrl& server, const ClusterConfig& cluster,
+                      const std::string& path) {
     Target t;
     if (cluster.tls_server_name.empty() || server.scheme != "https") {
         t.url = server.scheme + "://" + server.host_port() + server.prefix + path;
@@ -88,7 +91,8 @@ bool is_loopback_host(const std::string& host) {
     return false;
 }
 
-ProxyChoice choose_proxy(const ServerUrl& server, const ClusterConfig& cluster, const Environment& env) {
+ProxyChoice choose_proxy(const ServerUrl& server, const ClusterConfig& cluster,
+                         const Environment& env) {
     if (!cluster.proxy_url.empty()) {
         return {cluster.proxy_url, ""};
     }

@@ -11,10 +11,10 @@
 namespace ichor::kube {
 
 struct ServerUrl {
-    std::string scheme;    // https or http
-    std::string host;      // without brackets
-    std::string port;      // explicit, or 443 / 80
-    std::string prefix;    // path prefix of the server URL, "" or "/k8s/clusters/x"
+    std::string scheme; // https or http
+    std::string host;   // without brackets
+    std::string port;   // explicit, or 443 / 80
+    std::string prefix; // path prefix of the server URL, "" or "/k8s/clusters/x"
     [[nodiscard]] std::string host_port() const; // "host:port", IPv6 bracketed
 };
 
@@ -25,10 +25,11 @@ std::optional<ServerUrl> parse_server_url(const std::string& server);
 // entry and Host header that send it to the real server while TLS checks the given name.
 struct Target {
     std::string url;
-    std::string connect_to; // "" or "NAME:PORT:HOST:PORT"
+    std::string connect_to;  // "" or "NAME:PORT:HOST:PORT"
     std::string host_header; // "" or "Host: host:port"
 };
-Target request_target(const ServerUrl& server, const ClusterConfig& cluster, const std::string& path);
+Target request_target(const ServerUrl& server, const ClusterConfig& cluster,
+                      const std::string& path);
 
 // The proxy for requests to `server`: the cluster's proxy-url (unconditional), else for https
 // HTTPS_PROXY/https_proxy, for http HTTP_PROXY/http_proxy, unless the host is localhost or a
@@ -38,7 +39,8 @@ struct ProxyChoice {
     std::string proxy;
     std::string no_proxy;
 };
-ProxyChoice choose_proxy(const ServerUrl& server, const ClusterConfig& cluster, const Environment& env);
+ProxyChoice choose_proxy(const ServerUrl& server, const ClusterConfig& cluster,
+                         const Environment& env);
 
 bool is_loopback_host(const std::string& host);
 

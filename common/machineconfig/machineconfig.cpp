@@ -51,10 +51,20 @@ Result<Config> parse(std::string_view text, std::string_view source) {
 
 bool is_secret_key(std::string_view key) {
     static constexpr std::array<std::string_view, 14> k_keys = {
-        "key",          "token",          "secret",        "password",
-        "privateKey",   "passphrase",     "identityToken", "auth",
-        "clusterSecret", "bootstrapToken", "secretboxEncryptionSecret",
-        "aescbcEncryptionSecret", "privateKeyData", "presharedKey",
+        "key",
+        "token",
+        "secret",
+        "password",
+        "privateKey",
+        "passphrase",
+        "identityToken",
+        "auth",
+        "clusterSecret",
+        "bootstrapToken",
+        "secretboxEncryptionSecret",
+        "aescbcEncryptionSecret",
+        "privateKeyData",
+        "presharedKey",
     };
     for (auto k : k_keys) {
         if (key == k) {
@@ -140,7 +150,8 @@ std::string str_at(const Value* v, std::string_view path) {
 
 void read_install(const Config& c, const Value* legacy, Install& install) {
     if (legacy != nullptr) {
-        if (const Value* inst = doc::find_path(*legacy, "machine.install"); inst && inst->is_object()) {
+        if (const Value* inst = doc::find_path(*legacy, "machine.install");
+            inst && inst->is_object()) {
             install.disk = inst->value("disk", "");
             install.image = inst->value("image", "");
             install.wipe = inst->value("wipe", false);
@@ -205,7 +216,8 @@ Facts extract_facts(const Config& c) {
     f.role = str_at(legacy, "machine.type");
     f.talos_ca_pem = pem_from_field(str_at(legacy, "machine.ca.crt"));
     if (legacy != nullptr) {
-        if (const Value* acc = doc::find_path(*legacy, "machine.acceptedCAs"); acc && acc->is_array()) {
+        if (const Value* acc = doc::find_path(*legacy, "machine.acceptedCAs");
+            acc && acc->is_array()) {
             for (const auto& a : *acc) {
                 if (a.is_object() && a.contains("crt") && a["crt"].is_string()) {
                     f.accepted_ca_pems.push_back(pem_from_field(a["crt"].get<std::string>()));

@@ -46,14 +46,14 @@ struct Install {
 };
 
 struct Facts {
-    std::string layout;           // "v1alpha1", "multi-document" or "v1.14"
+    std::string layout;             // "v1alpha1", "multi-document" or "v1.14"
     std::vector<std::string> kinds; // the typed documents' kinds, in order
-    std::string version_contract; // "1.14" when the v1.14 documents are used, else inferred
+    std::string version_contract;   // "1.14" when the v1.14 documents are used, else inferred
     std::string cluster_id;
     std::string cluster_name;
     std::string endpoint;
-    std::string role;             // controlplane, worker, init
-    std::string talos_ca_pem;     // machine.ca.crt decoded to PEM
+    std::string role;         // controlplane, worker, init
+    std::string talos_ca_pem; // machine.ca.crt decoded to PEM
     std::vector<std::string> accepted_ca_pems;
     Install install;
 };

@@ -3,7 +3,6 @@
 // render is the 1.13 render with fields moved into the v1.14 documents exactly as the lab moves
 // them. docs/render.md says so among the intended differences.
 #include "common/render/render.h"
-
 #include "common/util/strings.h"
 
 namespace ichor::render {
@@ -53,7 +52,8 @@ Value pem_pair(const Value& ck) {
     if (const Value* crt = get(ck, "crt"); crt != nullptr) {
         out["cert"] = raw_pem(*crt);
     }
-    if (const Value* key = get(ck, "key"); key != nullptr && key->is_string() && !key->get<std::string>().empty()) {
+    if (const Value* key = get(ck, "key");
+        key != nullptr && key->is_string() && !key->get<std::string>().empty()) {
         out["key"] = raw_pem(*key);
     }
     return out;
@@ -72,7 +72,8 @@ Value encryption_configuration(const char* provider, const Value& secret) {
 }
 
 bool is_true(const Value* v) {
-    return v != nullptr && ((v->is_boolean() && v->get<bool>()) || (v->is_string() && *v == "true"));
+    return v != nullptr &&
+           ((v->is_boolean() && v->get<bool>()) || (v->is_string() && *v == "true"));
 }
 
 void move_cluster(Value& cluster, std::vector<Value>& docs) {
@@ -165,7 +166,8 @@ void move_cluster(Value& cluster, std::vector<Value>& docs) {
 }
 
 void move_machine(Value& mach, std::vector<Value>& docs) {
-    if (const Value* inst = get(mach, "install"); inst != nullptr && get(*inst, "diskSelector") == nullptr) {
+    if (const Value* inst = get(mach, "install");
+        inst != nullptr && get(*inst, "diskSelector") == nullptr) {
         Value d = new_doc("UnattendedInstallConfig");
         if (const Value* img = get(*inst, "image"); img != nullptr) {
             d["installer"] = Value{{"image", *img}};

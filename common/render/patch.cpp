@@ -18,7 +18,9 @@ Error patch_error(std::string message) {
     return make_error(ErrorKind::Findings, std::move(message), "", std::string(k_code));
 }
 
-std::string join_path(const std::vector<std::string>& path) { return util::join(path, "."); }
+std::string join_path(const std::vector<std::string>& path) {
+    return util::join(path, ".");
+}
 
 std::string scalar_text(const Value& v) {
     if (v.is_string()) {
@@ -241,12 +243,10 @@ bool is_json6902(const Value& v) {
 // --- merge -------------------------------------------------------------------------------------
 
 bool is_zero_scalar(const Value& v) {
-    return (v.is_string() && v.get_ref<const std::string&>().empty()) ||
-           (v.is_number() && v == 0);
+    return (v.is_string() && v.get_ref<const std::string&>().empty()) || (v.is_number() && v == 0);
 }
 
-template <size_t N>
-bool in(const std::array<std::string_view, N>& table, std::string_view p) {
+template <size_t N> bool in(const std::array<std::string_view, N>& table, std::string_view p) {
     return std::find(table.begin(), table.end(), p) != table.end();
 }
 
@@ -431,7 +431,8 @@ std::string selector_id(const DeleteSelector& s) {
 
 Status apply_strategic(std::vector<Value>& docs, const Patch& patch) {
     for (const auto& step : patch.steps) {
-        const std::string id = step.is_delete ? selector_id(step.selector) : document_id(step.document);
+        const std::string id =
+            step.is_delete ? selector_id(step.selector) : document_id(step.document);
         auto it = std::find_if(docs.begin(), docs.end(),
                                [&](const Value& d) { return document_id(d) == id; });
         if (step.is_delete) {
@@ -462,14 +463,15 @@ Status apply_strategic(std::vector<Value>& docs, const Patch& patch) {
 
 Status apply_json6902(std::vector<Value>& docs, const Value& ops) {
     if (docs.size() != 1) {
-        return patch_error("JSON6902 patches are not supported for multi-document machine configuration");
+        return patch_error(
+            "JSON6902 patches are not supported for multi-document machine configuration");
     }
     try {
         docs[0] = docs[0].patch(ops);
     } catch (const nlohmann::json::exception& e) {
         // nlohmann reports RFC 6902 failures by exception; they become the patch's error here.
-        return patch_error(std::string("failure applying rfc6902 patches to talos machine config: ") +
-                           e.what());
+        return patch_error(
+            std::string("failure applying rfc6902 patches to talos machine config: ") + e.what());
     }
     return ok_status();
 }
@@ -526,7 +528,8 @@ Result<Patch> parse_patch(std::string_view text, std::string_view source) {
         }
         std::string id = document_id(d);
         if (std::find(seen.begin(), seen.end(), id) != seen.end()) {
-            return patch_error(std::string(source) + ": duplicate document " + id + " is not allowed");
+            return patch_error(std::string(source) + ": duplicate document " + id +
+                               " is not allowed");
         }
         seen.push_back(id);
         Patch::Step step;
@@ -543,7 +546,8 @@ Status apply_patch(std::vector<Value>& documents, const Patch& patch) {
     return apply_strategic(documents, patch);
 }
 
-Status apply_patch_text(std::vector<Value>& documents, std::string_view text, std::string_view source) {
+Status apply_patch_text(std::vector<Value>& documents, std::string_view text,
+                        std::string_view source) {
     auto p = parse_patch(text, source);
     if (!p) {
         return p.error();

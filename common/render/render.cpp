@@ -38,9 +38,11 @@ Value cert_and_key(const bundle::CertAndKey& ck, bool with_key) {
 // The PodSecurity admission configuration Talos's generator writes for every contract after 1.0.
 Value pod_security() {
     Value defaults = Value::object();
-    for (const char* k : {"audit", "audit-version", "enforce", "enforce-version", "warn", "warn-version"}) {
+    for (const char* k :
+         {"audit", "audit-version", "enforce", "enforce-version", "warn", "warn-version"}) {
         std::string key(k);
-        defaults[key] = key.ends_with("-version") ? "latest" : (key == "enforce" ? "baseline" : "restricted");
+        defaults[key] =
+            key.ends_with("-version") ? "latest" : (key == "enforce" ? "baseline" : "restricted");
     }
     Value config = Value::object();
     config["apiVersion"] = "pod-security.admission.config.k8s.io/v1alpha1";
@@ -109,7 +111,8 @@ Value cluster_section(const Input& in, bool cp) {
     cl["clusterName"] = c.cluster_name;
     Value net = Value::object();
     if (c.cni_preset == "cilium" || c.cni_preset == "none") {
-        net["cni"] = Value{{"name", "none"}}; // Ichor installs Cilium itself, or the cluster has none
+        net["cni"] =
+            Value{{"name", "none"}}; // Ichor installs Cilium itself, or the cluster has none
     }
     net["dnsDomain"] = "cluster.local";
     net["podSubnets"] = Value::array({"10.244.0.0/16"});
@@ -128,7 +131,8 @@ Value cluster_section(const Input& in, bool cp) {
         cl["apiServer"] = Value{{"image", image("registry.k8s.io/kube-apiserver", k8s)},
                                 {"admissionControl", pod_security()},
                                 {"auditPolicy", audit_policy()}};
-        cl["controllerManager"] = Value{{"image", image("registry.k8s.io/kube-controller-manager", k8s)}};
+        cl["controllerManager"] =
+            Value{{"image", image("registry.k8s.io/kube-controller-manager", k8s)}};
         proxy["image"] = image("registry.k8s.io/kube-proxy", k8s);
         cl["proxy"] = std::move(proxy);
         cl["scheduler"] = Value{{"image", image("registry.k8s.io/kube-scheduler", k8s)}};
@@ -184,7 +188,9 @@ std::vector<Value> mirror_documents(const Value& mirrors) {
     return docs;
 }
 
-std::string str_at(const Value& v, std::string_view path) { return doc::get_string(v, path); }
+std::string str_at(const Value& v, std::string_view path) {
+    return doc::get_string(v, path);
+}
 
 int layer_rank(const std::string& layer) {
     if (layer == "cluster") {
@@ -213,13 +219,15 @@ Result<ClusterSpec> parse_cluster(const Value& tc) {
     if (c.version_contract.empty()) {
         c.version_contract = minor_of(c.talos_version);
     }
-    if (const Value* n = doc::find_path(*spec, "controlPlane.count"); n != nullptr && n->is_number_integer()) {
+    if (const Value* n = doc::find_path(*spec, "controlPlane.count");
+        n != nullptr && n->is_number_integer()) {
         c.control_plane_count = n->get<int>();
     }
     if (std::string preset = field("cni.preset"); !preset.empty()) {
         c.cni_preset = preset;
     }
-    if (const Value* m = doc::find_path(*spec, "registries.mirrors"); m != nullptr && m->is_object()) {
+    if (const Value* m = doc::find_path(*spec, "registries.mirrors");
+        m != nullptr && m->is_object()) {
         c.registry_mirrors = *m;
     }
     for (auto [value, name] : {std::pair{&c.talos_version, "spec.talosVersion"},
@@ -232,16 +240,18 @@ Result<ClusterSpec> parse_cluster(const Value& tc) {
     return c;
 }
 
-std::vector<const Value*> select_patches(const std::vector<Value>& patches, const std::string& cluster,
-                                         const std::string& role, const std::string& machine) {
+std::vector<const Value*> select_patches(const std::vector<Value>& patches,
+                                         const std::string& cluster, const std::string& role,
+                                         const std::string& machine) {
     std::vector<const Value*> out;
     for (const auto& p : patches) {
         if (str_at(p, "spec.cluster") != cluster) {
             continue;
         }
         const std::string layer = str_at(p, "spec.layer");
-        bool applies = layer == "cluster" || (layer == "role" && str_at(p, "spec.role") == role) ||
-                       (layer == "machine" && !machine.empty() && str_at(p, "spec.machine") == machine);
+        bool applies =
+            layer == "cluster" || (layer == "role" && str_at(p, "spec.role") == role) ||
+            (layer == "machine" && !machine.empty() && str_at(p, "spec.machine") == machine);
         if (applies) {
             out.push_back(&p);
         }
@@ -291,7 +301,8 @@ Result<std::vector<Value>> generate(const Input& in) {
     for (auto& d : mirror_documents(in.cluster->registry_mirrors)) {
         docs.push_back(std::move(d));
     }
-    docs.push_back(Value{{"apiVersion", "v1alpha1"}, {"kind", "HostnameConfig"}, {"auto", "stable"}});
+    docs.push_back(
+        Value{{"apiVersion", "v1alpha1"}, {"kind", "HostnameConfig"}, {"auto", "stable"}});
     return docs;
 }
 

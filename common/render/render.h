@@ -27,10 +27,10 @@ struct ClusterSpec {
     std::string talos_version;      // spec.talosVersion, "v1.13.9"
     std::string kubernetes_version; // spec.kubernetesVersion without a leading "v"
     std::string endpoint;
-    std::string version_contract;   // spec.versionContract, else the minor of talosVersion
+    std::string version_contract; // spec.versionContract, else the minor of talosVersion
     int control_plane_count = 1;
     std::string cni_preset = "cilium"; // cilium, unmanaged, none
-    doc::Value registry_mirrors;    // spec.registries.mirrors, or null when the cluster sets none
+    doc::Value registry_mirrors; // spec.registries.mirrors, or null when the cluster sets none
 };
 
 // Reads a TalosCluster object. A missing name, endpoint, talosVersion or kubernetesVersion is a

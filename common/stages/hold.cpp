@@ -30,7 +30,9 @@ std::string plural(const Value& item) {
     return item.value("kind", "") == "TalosMachine" ? "talosmachines" : "talosconfigpatches";
 }
 
-std::string name_of(const Value& v) { return doc::get_string(v, "metadata.name"); }
+std::string name_of(const Value& v) {
+    return doc::get_string(v, "metadata.name");
+}
 
 Value without_suite_annotations(Value item) {
     if (item.contains("metadata") && item["metadata"].contains("annotations")) {
@@ -60,8 +62,9 @@ std::vector<std::string> consent_lines(const doc::ResourceList& plan) {
         }
         std::string node = r["tags"].value(std::string(doc::k_tag_node), "");
         if (f != nullptr) {
-            out.push_back(node + ": " + f->value("path", "") + ": " + f->value("currentValue", Value()).dump() +
-                          " -> " + f->value("proposedValue", Value()).dump());
+            out.push_back(node + ": " + f->value("path", "") + ": " +
+                          f->value("currentValue", Value()).dump() + " -> " +
+                          f->value("proposedValue", Value()).dump());
         } else {
             out.push_back(r.value("message", ""));
         }
@@ -75,11 +78,12 @@ Status check_plan_writable(const doc::ResourceList& plan) {
         errors += r.value("severity", "") == "error" ? 1 : 0;
     }
     if (errors > 0) {
-        return make_error(ErrorKind::Findings,
-                          "the plan carries " + std::to_string(errors) +
-                              " error result(s) (refused or blocked machines); nothing was written",
-                          "read them with: kubectl ichor inspect -f PLAN -o table; fix them and plan again",
-                          "PlanHasErrors");
+        return make_error(
+            ErrorKind::Findings,
+            "the plan carries " + std::to_string(errors) +
+                " error result(s) (refused or blocked machines); nothing was written",
+            "read them with: kubectl ichor inspect -f PLAN -o table; fix them and plan again",
+            "PlanHasErrors");
     }
     for (const auto& item : plan.items) {
         if (is_created_kind(item)) {
@@ -105,7 +109,8 @@ namespace {
 Status write_backups(const doc::ResourceList& plan, const ApplyOptions& o) {
     ::mkdir(o.backup_dir.c_str(), 0700);
     for (const auto& item : plan.items) {
-        if (item.value("kind", "") != "Inspection" || doc::find_path(item, "status.config") == nullptr) {
+        if (item.value("kind", "") != "Inspection" ||
+            doc::find_path(item, "status.config") == nullptr) {
             continue;
         }
         std::string addr = doc::get_string(item, "spec.address");
@@ -138,7 +143,8 @@ std::string annotation(const Value& obj, std::string_view key) {
     return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-Value stamped(Value item, const std::string& digest, const std::string& consented, const ApplyOptions& o) {
+Value stamped(Value item, const std::string& digest, const std::string& consented,
+              const ApplyOptions& o) {
     auto& md = item["metadata"];
     md["annotations"][std::string(k_plan_digest)] = digest;
     md["annotations"][std::string(k_applied_at)] = o.now_rfc3339;
@@ -164,7 +170,8 @@ std::string consented_paths(const doc::ResourceList& plan, const std::string& ad
 
 } // namespace
 
-Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan, const ApplyOptions& o) {
+Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan,
+                                const ApplyOptions& o) {
     if (auto st = check_plan_writable(plan); !st) {
         return st.error();
     }
@@ -179,7 +186,8 @@ Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& pla
         }
         std::string ns = doc::get_string(item, "metadata.namespace", kube.ns());
         std::string name = name_of(item);
-        Value obj = stamped(item, digest, consented_paths(plan, doc::get_string(item, "spec.address")), o);
+        Value obj =
+            stamped(item, digest, consented_paths(plan, doc::get_string(item, "spec.address")), o);
         auto created = kube.create(kube::ichor_path(plural(item), ns), obj);
         if (created) {
             ++out.created;
@@ -191,19 +199,22 @@ Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& pla
             continue;
         }
         if (created.error().code != "AlreadyExists") {
-            return created.error().wrap("creating " + item.value("kind", "") + " " + ns + "/" + name);
+            return created.error().wrap("creating " + item.value("kind", "") + " " + ns + "/" +
+                                        name);
         }
         auto existing = kube.get(kube::ichor_path(plural(item), ns, name));
         if (existing && annotation(*existing, k_plan_digest) == digest) {
             ++out.existing;
-            o.say(item.value("kind", "") + " " + ns + "/" + name + " already exists from this plan");
+            o.say(item.value("kind", "") + " " + ns + "/" + name +
+                  " already exists from this plan");
             out.list.items.push_back(*existing);
         } else {
             ++out.conflicts;
-            out.list.add_result(doc::Severity::Error,
-                                item.value("kind", "") + " " + ns + "/" + name +
-                                    " already exists and was not written by this plan; it was left as it is",
-                                "Conflict", &item);
+            out.list.add_result(
+                doc::Severity::Error,
+                item.value("kind", "") + " " + ns + "/" + name +
+                    " already exists and was not written by this plan; it was left as it is",
+                "Conflict", &item);
         }
     }
     return out;
@@ -255,7 +266,8 @@ Status zero_drift(kube::Client& kube, const Value& machine, const std::vector<Va
         return summary.error().wrap(name);
     }
     std::set<std::string> consented;
-    if (auto parsed = doc::parse_one(annotation(machine, k_consented), "consented"); parsed && parsed->is_array()) {
+    if (auto parsed = doc::parse_one(annotation(machine, k_consented), "consented");
+        parsed && parsed->is_array()) {
         for (const auto& p : *parsed) {
             consented.insert(p.get<std::string>());
         }
@@ -270,11 +282,13 @@ Status zero_drift(kube::Client& kube, const Value& machine, const std::vector<Va
         }
     }
     if (!problems.empty()) {
-        return make_error(ErrorKind::Findings,
-                          name + ": the live zero-drift check failed; the hold stays: " + util::join(problems, "; "),
-                          "kubectl ichor inspect " + addr->text + " | kubectl ichor trustcheck --cluster " + o.cluster +
-                              " | kubectl ichor drift --cluster " + o.cluster,
-                          "DriftSincePlan");
+        return make_error(
+            ErrorKind::Findings,
+            name +
+                ": the live zero-drift check failed; the hold stays: " + util::join(problems, "; "),
+            "kubectl ichor inspect " + addr->text + " | kubectl ichor trustcheck --cluster " +
+                o.cluster + " | kubectl ichor drift --cluster " + o.cluster,
+            "DriftSincePlan");
     }
     return ok_status();
 }
@@ -290,7 +304,8 @@ Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOpti
             if (ready == "True" && held != "True") {
                 return ok_status();
             }
-            last = "Ready=" + (ready.empty() ? "unknown" : ready) + (held == "True" ? ", AdoptionHeld" : "");
+            last = "Ready=" + (ready.empty() ? "unknown" : ready) +
+                   (held == "True" ? ", AdoptionHeld" : "");
         }
         if (o.progress) {
             o.progress("waiting for " + name + " to be Ready (" + last + ")");
@@ -301,17 +316,19 @@ Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOpti
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
         }
     }
-    return make_error(ErrorKind::Unreachable,
-                      name + ": not Ready within " + util::format_duration_ms(o.timeout_ms) + " (" + last + ")",
-                      "kubectl get talosmachine -n " + kube.ns() + " " + name + " -o yaml", "Timeout");
+    return make_error(
+        ErrorKind::Unreachable,
+        name + ": not Ready within " + util::format_duration_ms(o.timeout_ms) + " (" + last + ")",
+        "kubectl get talosmachine -n " + kube.ns() + " " + name + " -o yaml", "Timeout");
 }
 
 } // namespace
 
 ReleaseOptions release_options(const std::string& cluster, std::vector<std::string> machines,
-                               const talos::TalosContext& context, const std::string& talosconfig_path,
-                               std::int64_t call_timeout_ms, const bundle::Bundle& bundle,
-                               const doc::Value& talos_cluster, std::int64_t timeout_ms) {
+                               const talos::TalosContext& context,
+                               const std::string& talosconfig_path, std::int64_t call_timeout_ms,
+                               const bundle::Bundle& bundle, const doc::Value& talos_cluster,
+                               std::int64_t timeout_ms) {
     ReleaseOptions ro;
     ro.cluster = cluster;
     ro.machines = std::move(machines);
@@ -326,7 +343,8 @@ ReleaseOptions release_options(const std::string& cluster, std::vector<std::stri
 
 Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o) {
     std::string selector = "ichor.maesh.dev/cluster=" + o.cluster;
-    auto machines = kube.list(kube::ichor_path("talosmachines", kube.ns()), {.label_selector = selector});
+    auto machines =
+        kube.list(kube::ichor_path("talosmachines", kube.ns()), {.label_selector = selector});
     auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
     if (!machines || !patches) {
         return machines ? patches.error() : machines.error();
@@ -335,21 +353,23 @@ Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o)
     std::vector<Value> all_patches(patches->at("items").begin(), patches->at("items").end());
     std::vector<Value> held;
     for (const auto& m : all) {
-        bool chosen = o.machines.empty() ||
-                      std::find(o.machines.begin(), o.machines.end(), name_of(m)) != o.machines.end();
+        bool chosen = o.machines.empty() || std::find(o.machines.begin(), o.machines.end(),
+                                                      name_of(m)) != o.machines.end();
         if (chosen && has_annotation(m, k_hold_annotation)) {
             held.push_back(m);
         }
     }
     std::stable_sort(held.begin(), held.end(), [](const Value& a, const Value& b) {
-        return (doc::get_string(a, "spec.role") == "controlplane") > (doc::get_string(b, "spec.role") == "controlplane");
+        return (doc::get_string(a, "spec.role") == "controlplane") >
+               (doc::get_string(b, "spec.role") == "controlplane");
     });
     ReleaseOutcome out;
     for (const auto& m : held) {
         std::string name = name_of(m);
         Status st = zero_drift(kube, m, all, all_patches, o);
         if (st) {
-            Value patch = {{"metadata", {{"annotations", {{std::string(k_hold_annotation), nullptr}}}}}};
+            Value patch = {
+                {"metadata", {{"annotations", {{std::string(k_hold_annotation), nullptr}}}}}};
             auto r = kube.merge_patch(kube::ichor_path("talosmachines", kube.ns(), name), patch);
             st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
         }
@@ -363,13 +383,15 @@ Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o)
             out.list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", &m);
         } else {
             ++out.failed;
-            out.list.add_result(doc::Severity::Error, st.error().message + "; hint: " + st.error().hint,
-                                st.error().code, &m);
+            out.list.add_result(doc::Severity::Error,
+                                st.error().message + "; hint: " + st.error().hint, st.error().code,
+                                &m);
         }
         out.list.items.push_back(m);
     }
     if (held.empty()) {
-        out.list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster, "NothingHeld");
+        out.list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster,
+                            "NothingHeld");
     }
     return out;
 }
@@ -398,14 +420,18 @@ Result<doc::ResourceList> hold_abort(kube::Client& kube, const std::string& clus
         victims.emplace_back("talosmachines", &m);
         for (const auto& [plural_name, obj] : victims) {
             std::string path = kube::ichor_path(plural_name, kube.ns(), name_of(*obj));
-            Value allow = {{"metadata", {{"annotations", {{std::string(k_allow_delete), "true"}}}}}};
+            Value allow = {
+                {"metadata", {{"annotations", {{std::string(k_allow_delete), "true"}}}}}};
             auto a = kube.merge_patch(path, allow);
-            auto d = a ? kube.remove(path, {.uid = doc::get_string(*obj, "metadata.uid")}) : Result<Value>(a.error());
+            auto d = a ? kube.remove(path, {.uid = doc::get_string(*obj, "metadata.uid")})
+                       : Result<Value>(a.error());
             if (!d) {
-                out.add_result(doc::Severity::Error, "removing " + name_of(*obj) + ": " + d.error().message,
+                out.add_result(doc::Severity::Error,
+                               "removing " + name_of(*obj) + ": " + d.error().message,
                                d.error().code, obj);
             } else {
-                out.add_result(doc::Severity::Info, "removed " + (*obj)["kind"].get<std::string>() + " " + name_of(*obj),
+                out.add_result(doc::Severity::Info,
+                               "removed " + (*obj)["kind"].get<std::string>() + " " + name_of(*obj),
                                "Removed", obj);
             }
         }

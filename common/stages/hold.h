@@ -33,8 +33,8 @@ Status check_plan_writable(const doc::ResourceList& plan);
 std::string plan_digest(const doc::ResourceList& plan);
 
 struct ApplyOptions {
-    std::string backup_dir;          // the live configurations are saved here first (0600)
-    std::string now_rfc3339;         // the applied-at annotation
+    std::string backup_dir;            // the live configurations are saved here first (0600)
+    std::string now_rfc3339;           // the applied-at annotation
     std::function<void()> after_write; // called after each write (tests inject a kill here)
     std::function<void(std::string_view)> say; // progress lines
 };
@@ -49,7 +49,8 @@ struct ApplyOutcome {
 // Writes the plan's TalosMachines (held) and TalosConfigPatches. Backups first; then each object
 // is created; one that exists with this plan's digest is counted as existing (a rerun converges),
 // one with another digest is a conflict result.
-Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan, const ApplyOptions& o);
+Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan,
+                                const ApplyOptions& o);
 
 struct ReleaseOptions {
     std::string cluster;
@@ -72,9 +73,10 @@ struct ReleaseOutcome {
 // The options of a release with the talosconfig context, the bundle and the TalosCluster that the
 // caller loaded (hold release and adopt build them the same way).
 ReleaseOptions release_options(const std::string& cluster, std::vector<std::string> machines,
-                               const talos::TalosContext& context, const std::string& talosconfig_path,
-                               std::int64_t call_timeout_ms, const bundle::Bundle& bundle,
-                               const doc::Value& talos_cluster, std::int64_t timeout_ms);
+                               const talos::TalosContext& context,
+                               const std::string& talosconfig_path, std::int64_t call_timeout_ms,
+                               const bundle::Bundle& bundle, const doc::Value& talos_cluster,
+                               std::int64_t timeout_ms);
 
 // Releases held machines, control planes first, one at a time.
 Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o);

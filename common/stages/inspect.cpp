@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <thread>
 
 namespace ichor::stages {
 
@@ -62,8 +62,7 @@ bool is_gone(const Error& e) {
 }
 
 // A reply, or nothing when the call was not made.
-template <class T>
-using Reply = std::optional<Result<T>>;
+template <class T> using Reply = std::optional<Result<T>>;
 
 // Takes one reply as a sequential reading would have: nothing once the node is gone; on failure
 // a result (unless Info) and, when the node stopped answering, the node marked gone.
@@ -175,8 +174,8 @@ bool read_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) 
         auto& res = *replies.machine_config;
         if (res.ok()) {
             if (auto mc = talos::decode_spec<talos::spec::MachineConfig>(*res)) {
-                auto parsed = machineconfig::parse(mc->yaml_marshalled(),
-                                                   r.address.text + ": configuration");
+                auto parsed =
+                    machineconfig::parse(mc->yaml_marshalled(), r.address.text + ": configuration");
                 if (parsed) {
                     facts = machineconfig::extract_facts(*parsed);
                     r.status()["config"] = machineconfig::digest_secrets(parsed->documents);
@@ -325,22 +324,21 @@ void record_timings(NodeReading& r, const std::vector<const talos::NodeClient*>&
 // configuration; then MachineType when the configuration could not be read, and etcd on a
 // control plane. A reply is looked at only once its phase is complete, in a fixed order.
 class NodeInspection {
-public:
+  public:
     using Finished = std::function<void(Value item, Value results)>;
 
     NodeInspection(const talos::Address& a, const Common& common, talos::Loop& loop,
                    Finished finished)
-        : m_common(common), m_loop(loop), m_finished(std::move(finished)),
-          m_r{a, skeleton(a, common)} {}
+        : m_common(common), m_loop(loop),
+          m_finished(std::move(finished)), m_r{a, skeleton(a, common)} {}
 
     void start() {
         const InspectOptions& o = m_common.options;
         if (o.insecure || !o.context) {
             m_client.emplace(m_r.address, talos::insecure(o.fingerprints, o.call_timeout_ms));
             m_r.status()["tls"]["outcome"] = o.fingerprints.empty() ? "insecure" : "pinned";
-            m_client->version(m_loop, [this](Result<machine::Version> v) {
-                on_insecure_version(std::move(v));
-            });
+            m_client->version(
+                m_loop, [this](Result<machine::Version> v) { on_insecure_version(std::move(v)); });
         } else {
             m_client.emplace(m_r.address, talos::mutual_tls(*o.context, o.call_timeout_ms));
             m_client->version(m_loop,
@@ -348,10 +346,9 @@ public:
         }
     }
 
-private:
+  private:
     // Stores a reply in `slot`; when it is the last one the phase waits for, runs the next step.
-    template <class T>
-    talos::NodeClient::Done<T> into(Reply<T>& slot) {
+    template <class T> talos::NodeClient::Done<T> into(Reply<T>& slot) {
         ++m_waiting;
         return [this, &slot](Result<T> reply) {
             slot.emplace(std::move(reply));
@@ -382,9 +379,8 @@ private:
             // mode answers an insecure Version; another cluster's node does not (it wants a
             // client certificate).
             m_probe.emplace(m_r.address, talos::insecure({}, m_common.options.call_timeout_ms));
-            m_probe->version(m_loop, [this](Result<machine::Version> pv) {
-                on_probe_version(std::move(pv));
-            });
+            m_probe->version(
+                m_loop, [this](Result<machine::Version> pv) { on_probe_version(std::move(pv)); });
         } else {
             m_r.status()["mode"] = "unreachable";
             m_r.status()["tls"]["outcome"] = "failed";
@@ -416,8 +412,9 @@ private:
         const InspectOptions& o = m_common.options;
         std::string ctx = o.context ? o.context->name : "";
         m_r.add(doc::Severity::Error,
-                addr + ": its Talos API certificate is not signed by the CA of talosconfig "
-                       "context \"" +
+                addr +
+                    ": its Talos API certificate is not signed by the CA of talosconfig "
+                    "context \"" +
                     ctx +
                     "\": the node belongs to another cluster, or the talosconfig is the wrong one",
                 std::string(talos::code::k_unknown_authority));
@@ -590,7 +587,8 @@ InspectOutcome inspect_nodes(const InspectOptions& o) {
             if (res.value("severity", "") == "error") {
                 failed = true;
                 std::string code = res["tags"].value(std::string(doc::k_tag_code), "");
-                unreachable = code == talos::code::k_timeout || code == talos::code::k_unreachable ||
+                unreachable = code == talos::code::k_timeout ||
+                              code == talos::code::k_unreachable ||
                               code == talos::code::k_unavailable;
             }
             out.list.results.push_back(std::move(res));

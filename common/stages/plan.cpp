@@ -35,7 +35,8 @@ std::optional<Version> parse_version(std::string_view v) {
         return std::nullopt;
     }
     for (const auto& p : {parts[0], parts[1]}) {
-        if (!std::all_of(p.begin(), p.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        if (!std::all_of(p.begin(), p.end(),
+                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
             return std::nullopt;
         }
     }
@@ -54,7 +55,8 @@ struct NodePlan {
     Value patch; // null when there is no class A drift
 };
 
-void add(NodePlan& n, doc::Severity sev, std::string message, std::string code, Value tags = Value::object()) {
+void add(NodePlan& n, doc::Severity sev, std::string message, std::string code,
+         Value tags = Value::object()) {
     Value r = Value::object();
     r["message"] = std::move(message);
     r["code"] = std::move(code);
@@ -62,10 +64,14 @@ void add(NodePlan& n, doc::Severity sev, std::string message, std::string code, 
     n.results.emplace_back(sev, std::move(r));
 }
 
-std::string expand(std::string text, const NodePlan& n, const std::string& path, const PlanOptions& o) {
+std::string expand(std::string text, const NodePlan& n, const std::string& path,
+                   const PlanOptions& o) {
     for (auto [key, value] : {std::pair<std::string, std::string>{"{node}", n.address},
-                              {"{path}", path}, {"{cluster}", o.cluster}, {"{ns}", o.ns}}) {
-        for (auto p = text.find(key); p != std::string::npos; p = text.find(key, p + value.size())) {
+                              {"{path}", path},
+                              {"{cluster}", o.cluster},
+                              {"{ns}", o.ns}}) {
+        for (auto p = text.find(key); p != std::string::npos;
+             p = text.find(key, p + value.size())) {
             text.replace(p, key.size(), value);
         }
     }
@@ -111,11 +117,13 @@ std::string kubelet_version(const Value& st) {
         return {};
     }
     for (const auto& d : *config) {
-        std::string image = doc::get_string(d, d.contains("kind") ? "image" : "machine.kubelet.image");
+        std::string image =
+            doc::get_string(d, d.contains("kind") ? "image" : "machine.kubelet.image");
         if (d.contains("kind") && d.value("kind", "") != "KubeletConfig") {
             continue;
         }
-        if (auto colon = image.rfind(':'); colon != std::string::npos && image.find('/', colon) == std::string::npos) {
+        if (auto colon = image.rfind(':');
+            colon != std::string::npos && image.find('/', colon) == std::string::npos) {
             return image.substr(colon + 1);
         }
     }
@@ -125,20 +133,27 @@ std::string kubelet_version(const Value& st) {
 bool versions_ok(NodePlan& n, const Value& st, const render::ClusterSpec& c) {
     const std::string talos = st.value("talosVersion", "");
     auto v = parse_version(talos);
-    if (!v || v->major != 1 || (v->minor >= k_talos_floor_minor && supported_kubernetes(v->minor).first == 0)) {
-        refuse(n, n.address + ": Talos version \"" + talos + "\" is unknown to this release (it knows v1.12, v1.13 and v1.14)",
-               "UnknownTalosVersion", "upgrade kubectl-ichor, or read the node with kubectl ichor inspect " + n.address);
+    if (!v || v->major != 1 ||
+        (v->minor >= k_talos_floor_minor && supported_kubernetes(v->minor).first == 0)) {
+        refuse(n,
+               n.address + ": Talos version \"" + talos +
+                   "\" is unknown to this release (it knows v1.12, v1.13 and v1.14)",
+               "UnknownTalosVersion",
+               "upgrade kubectl-ichor, or read the node with kubectl ichor inspect " + n.address);
         return false;
     }
     if (v->minor < k_talos_floor_minor) {
         refuse(n, n.address + ": runs Talos " + talos + "; adoption needs Talos v1.12 or later",
-               "TalosTooOld", "talosctl upgrade --nodes " + n.address + " --image ghcr.io/siderolabs/installer:v1.12.11");
+               "TalosTooOld",
+               "talosctl upgrade --nodes " + n.address +
+                   " --image ghcr.io/siderolabs/installer:v1.12.11");
         return false;
     }
     auto [first, last] = supported_kubernetes(v->minor);
     const std::string range = "1." + std::to_string(first) + " to 1." + std::to_string(last);
     const std::string cluster_k8s = "v" + c.kubernetes_version;
-    std::vector<std::pair<std::string, std::string>> pairs = {{cluster_k8s, "of TalosCluster " + c.name}};
+    std::vector<std::pair<std::string, std::string>> pairs = {
+        {cluster_k8s, "of TalosCluster " + c.name}};
     if (std::string node_k8s = kubelet_version(st); !node_k8s.empty() && node_k8s != cluster_k8s) {
         pairs.emplace_back(node_k8s, "that its kubelet runs");
     }
@@ -149,8 +164,9 @@ bool versions_ok(NodePlan& n, const Value& st, const render::ClusterSpec& c) {
         }
         if (k->major != 1 || k->minor < first || k->minor > last) {
             add(n, doc::Severity::Warning,
-                n.address + ": Talos " + talos + " does not support Kubernetes " + k8s + " " + whose +
-                    " (it supports " + range + "); the machine is adopted as it runs, and an upgrade "
+                n.address + ": Talos " + talos + " does not support Kubernetes " + k8s + " " +
+                    whose + " (it supports " + range +
+                    "); the machine is adopted as it runs, and an upgrade "
                     "is refused until the pair is compatible",
                 "UnsupportedKubernetesVersion", hint_tags(n, ""));
         }
@@ -192,7 +208,8 @@ Value make_patch(const NodePlan& n, const std::string& name, const std::string& 
     return p;
 }
 
-Value make_machine(const NodePlan& n, const Value& item, const render::Install& inst, const PlanOptions& o) {
+Value make_machine(const NodePlan& n, const Value& item, const render::Install& inst,
+                   const PlanOptions& o) {
     const Value& st = item["status"];
     Value m = Value::object();
     m["apiVersion"] = std::string(doc::k_ichor_api);
@@ -206,11 +223,13 @@ Value make_machine(const NodePlan& n, const Value& item, const render::Install& 
     m["spec"]["role"] = n.role;
     const Value* port = doc::find_path(item, "spec.port");
     bool other_port = port != nullptr && port->is_number_integer() && port->get<int>() != 50000;
-    m["spec"]["address"] = other_port ? n.address + ":" + std::to_string(port->get<int>()) : n.address;
+    m["spec"]["address"] =
+        other_port ? n.address + ":" + std::to_string(port->get<int>()) : n.address;
     Value id = Value::object();
     id["uuid"] = doc::get_string(st, "identity.uuid");
     id["serial"] = doc::get_string(st, "identity.serial");
-    if (const Value* macs = doc::find_path(st, "identity.macs"); macs != nullptr && macs->is_array()) {
+    if (const Value* macs = doc::find_path(st, "identity.macs");
+        macs != nullptr && macs->is_array()) {
         id["macs"] = *macs;
     }
     m["spec"]["identity"] = std::move(id);
@@ -218,27 +237,34 @@ Value make_machine(const NodePlan& n, const Value& item, const render::Install& 
     return m;
 }
 
-void drift_results(NodePlan& n, const drift::Analysis& a, const std::string& patch_name, const PlanOptions& o) {
+void drift_results(NodePlan& n, const drift::Analysis& a, const std::string& patch_name,
+                   const PlanOptions& o) {
     for (const auto& f : a.findings) {
         const auto& c = f.change;
         std::string hint = expand(f.verdict.hint, n, c.dotted, o);
         Value tags = Value::object();
         tags[std::string(doc::k_tag_class)] = std::string(drift::class_name(f.verdict.cls));
         tags.update(hint_tags(n, hint));
-        tags["field"] = Value{{"path", c.dotted}, {"currentValue", c.current}, {"proposedValue", c.proposed}};
+        tags["field"] =
+            Value{{"path", c.dotted}, {"currentValue", c.current}, {"proposedValue", c.proposed}};
         std::string what = n.address + ": " + c.dotted + ": " +
-                           (c.current.is_null() ? "the node does not set it" : "the node has " + brief(c.current)) +
-                           (c.proposed.is_null() ? ", Ichor does not render it" : ", Ichor renders " + brief(c.proposed));
+                           (c.current.is_null() ? "the node does not set it"
+                                                : "the node has " + brief(c.current)) +
+                           (c.proposed.is_null() ? ", Ichor does not render it"
+                                                 : ", Ichor renders " + brief(c.proposed));
         switch (f.verdict.cls) {
         case drift::Class::A:
-            add(n, doc::Severity::Info, what + "; captured into TalosConfigPatch " + patch_name, f.verdict.code, tags);
+            add(n, doc::Severity::Info, what + "; captured into TalosConfigPatch " + patch_name,
+                f.verdict.code, tags);
             break;
         case drift::Class::B:
-            add(n, doc::Severity::Warning, what + "; adopting replaces the node's value (consent needed); hint: " + hint,
+            add(n, doc::Severity::Warning,
+                what + "; adopting replaces the node's value (consent needed); hint: " + hint,
                 f.verdict.code, tags);
             break;
         default:
-            add(n, doc::Severity::Error, what + "; this machine is blocked; hint: " + hint, f.verdict.code, tags);
+            add(n, doc::Severity::Error, what + "; this machine is blocked; hint: " + hint,
+                f.verdict.code, tags);
             n.outcome = "blocked";
         }
     }
@@ -256,27 +282,34 @@ std::string unique_patch_name(const std::string& machine, const std::vector<Valu
     return name;
 }
 
-int next_order(const std::vector<Value>& patches, const PlanOptions& o, const std::string& machine) {
+int next_order(const std::vector<Value>& patches, const PlanOptions& o,
+               const std::string& machine) {
     int order = 0;
     for (const auto& p : patches) {
-        if (doc::get_string(p, "spec.cluster") == o.cluster && doc::get_string(p, "spec.layer") == "machine" &&
+        if (doc::get_string(p, "spec.cluster") == o.cluster &&
+            doc::get_string(p, "spec.layer") == "machine" &&
             doc::get_string(p, "spec.machine") == machine) {
             const Value* v = doc::find_path(p, "spec.order");
-            order = std::max(order, (v != nullptr && v->is_number_integer() ? v->get<int>() : 0) + 1);
+            order =
+                std::max(order, (v != nullptr && v->is_number_integer() ? v->get<int>() : 0) + 1);
         }
     }
     return order;
 }
 
 // Drift of one trusted node: render, diff, classify, capture.
-void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in, const render::ClusterSpec& c,
-                  const PlanOptions& o) {
+void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in,
+                  const render::ClusterSpec& c, const PlanOptions& o) {
     const Value& st = item["status"];
     const Value* config = doc::find_path(st, "config");
     if (config == nullptr || !config->is_array() || config->empty()) {
-        refuse(n, n.address + ": its Inspection carries no configuration (read it with an os:admin talosconfig)",
-               "NoConfiguration", "kubectl ichor credentials " + o.cluster + " > tc; kubectl ichor inspect " +
-                                      n.address + " --talosconfig tc");
+        refuse(
+            n,
+            n.address +
+                ": its Inspection carries no configuration (read it with an os:admin talosconfig)",
+            "NoConfiguration",
+            "kubectl ichor credentials " + o.cluster + " > tc; kubectl ichor inspect " + n.address +
+                " --talosconfig tc");
         return;
     }
     render::Install inst = install_of(st);
@@ -284,9 +317,13 @@ void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in, const re
     auto rendered = render::render_patched(ri);
     if (!rendered) {
         n.outcome = "blocked";
-        std::string hint = "kubectl edit talosconfigpatch -n " + o.ns + " (fix the patch the message names)";
-        add(n, doc::Severity::Error, n.address + ": " + rendered.error().message + "; this machine is blocked; hint: " + hint,
-            rendered.error().code.empty() ? "RenderFailed" : rendered.error().code, hint_tags(n, hint));
+        std::string hint =
+            "kubectl edit talosconfigpatch -n " + o.ns + " (fix the patch the message names)";
+        add(n, doc::Severity::Error,
+            n.address + ": " + rendered.error().message +
+                "; this machine is blocked; hint: " + hint,
+            rendered.error().code.empty() ? "RenderFailed" : rendered.error().code,
+            hint_tags(n, hint));
         return;
     }
     const std::string patch_name = unique_patch_name(n.name, in.patches);
@@ -328,7 +365,8 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
     const std::string verdict = doc::get_string(st, "trust.verdict");
     if (verdict.empty()) {
         refuse(n, n.address + ": not trust-checked", "NotTrustChecked",
-               "kubectl ichor trustcheck --cluster " + o.cluster + " -f FILE | kubectl ichor drift --cluster " + o.cluster);
+               "kubectl ichor trustcheck --cluster " + o.cluster +
+                   " -f FILE | kubectl ichor drift --cluster " + o.cluster);
         return;
     }
     if (verdict != "Member") {
@@ -336,7 +374,9 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
         return;
     }
     if (std::string checked = doc::get_string(st, "trust.cluster"); checked != o.cluster) {
-        refuse(n, n.address + ": was trust-checked against cluster \"" + checked + "\", not \"" + o.cluster + "\"",
+        refuse(n,
+               n.address + ": was trust-checked against cluster \"" + checked + "\", not \"" +
+                   o.cluster + "\"",
                "TrustedForOtherCluster", "kubectl ichor trustcheck --cluster " + o.cluster);
         return;
     }
@@ -344,8 +384,9 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
     if (const Value* m = machine_with_uuid(in.machines, uuid); m != nullptr) {
         n.outcome = "skipped";
         add(n, doc::Severity::Info,
-            n.address + ": UUID " + uuid + " is already TalosMachine " + doc::get_string(*m, "metadata.name") +
-                " (cluster " + doc::get_string(*m, "spec.cluster") + "); skipped",
+            n.address + ": UUID " + uuid + " is already TalosMachine " +
+                doc::get_string(*m, "metadata.name") + " (cluster " +
+                doc::get_string(*m, "spec.cluster") + "); skipped",
             "AlreadyAdopted", hint_tags(n, ""));
         return;
     }
@@ -354,7 +395,9 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
     }
     n.role = node_role(doc::get_string(st, "facts.role"));
     if (n.role.empty()) {
-        refuse(n, n.address + ": its role \"" + doc::get_string(st, "facts.role") + "\" is neither controlplane nor worker",
+        refuse(n,
+               n.address + ": its role \"" + doc::get_string(st, "facts.role") +
+                   "\" is neither controlplane nor worker",
                "UnknownRole", "");
         return;
     }
@@ -366,11 +409,12 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
     n.outcome = "ok";
 }
 
-void control_plane_count(std::vector<NodePlan>& nodes, const PlanInputs& in, const render::ClusterSpec& c,
-                         const PlanOptions& o) {
+void control_plane_count(std::vector<NodePlan>& nodes, const PlanInputs& in,
+                         const render::ClusterSpec& c, const PlanOptions& o) {
     int existing = 0;
     for (const auto& m : in.machines) {
-        if (doc::get_string(m, "spec.cluster") == c.name && doc::get_string(m, "spec.role") == "controlplane" &&
+        if (doc::get_string(m, "spec.cluster") == c.name &&
+            doc::get_string(m, "spec.role") == "controlplane" &&
             doc::get_string(m, "spec.approval") != "Rejected") {
             ++existing;
         }
@@ -382,9 +426,12 @@ void control_plane_count(std::vector<NodePlan>& nodes, const PlanInputs& in, con
         }
         if (total + 1 > c.control_plane_count) {
             const std::string want = std::to_string(total + 1);
-            refuse(n, n.address + ": is a control plane, and TalosCluster " + c.name + " would then have " + want +
-                          " control planes, more than its spec.controlPlane.count " +
-                          std::to_string(c.control_plane_count) + "; nothing was written for it: raise the count first",
+            refuse(n,
+                   n.address + ": is a control plane, and TalosCluster " + c.name +
+                       " would then have " + want +
+                       " control planes, more than its spec.controlPlane.count " +
+                       std::to_string(c.control_plane_count) +
+                       "; nothing was written for it: raise the count first",
                    "ControlPlaneCount",
                    "kubectl patch taloscluster " + c.name + " -n " + o.ns +
                        " --type merge -p '{\"spec\":{\"controlPlane\":{\"count\":" + want + "}}}'");
@@ -397,26 +444,34 @@ void control_plane_count(std::vector<NodePlan>& nodes, const PlanInputs& in, con
 std::string names_of(const std::vector<NodePlan>& nodes, bool writable) {
     std::vector<std::string> out;
     for (const auto& n : nodes) {
-        if ((n.outcome == "writable") == writable && (writable || n.outcome == "blocked" || n.outcome == "refused")) {
-            out.push_back(writable ? n.name + " (" + n.role + ", " + n.machine["spec"]["install"].value("disk", "") + ")"
+        if ((n.outcome == "writable") == writable &&
+            (writable || n.outcome == "blocked" || n.outcome == "refused")) {
+            out.push_back(writable ? n.name + " (" + n.role + ", " +
+                                         n.machine["spec"]["install"].value("disk", "") + ")"
                                    : n.address);
         }
     }
     return util::join(out, ", ");
 }
 
-void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, const PlanSummary& s, const PlanOptions& o) {
+void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, const PlanSummary& s,
+               const PlanOptions& o) {
     const int stopped = s.blocked + s.refused;
     Value tags = Value::object();
     if (s.writable == 0 && stopped > 0) {
-        std::string hint = "change each node as its results say, then run kubectl ichor drift --cluster " + o.cluster + " again";
+        std::string hint =
+            "change each node as its results say, then run kubectl ichor drift --cluster " +
+            o.cluster + " again";
         tags[std::string(k_tag_hint)] = hint;
         if (o.add_machine) {
             list.add_result(doc::Severity::Error,
-                            "every machine is blocked (" + names_of(nodes, false) + "): nothing was written; hint: " + hint,
+                            "every machine is blocked (" + names_of(nodes, false) +
+                                "): nothing was written; hint: " + hint,
                             "NothingWritten", nullptr, tags);
         } else {
-            list.add_result(doc::Severity::Error, "nothing to adopt: " + names_of(nodes, false) + " blocked; hint: " + hint,
+            list.add_result(doc::Severity::Error,
+                            "nothing to adopt: " + names_of(nodes, false) +
+                                " blocked; hint: " + hint,
                             "NothingToAdopt", nullptr, tags);
         }
         return;
@@ -428,7 +483,8 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
                         "NothingToAdopt");
         return;
     }
-    std::string text = "plan: " + std::to_string(s.writable) + (s.writable == 1 ? " machine" : " machines") +
+    std::string text = "plan: " + std::to_string(s.writable) +
+                       (s.writable == 1 ? " machine" : " machines") +
                        " to adopt: " + names_of(nodes, true);
     if (stopped > 0) {
         text += "; " + std::to_string(stopped) + " blocked: " + names_of(nodes, false);
@@ -445,7 +501,8 @@ bool valid_subdomain(const std::string& s) {
             return false;
         }
         for (char ch : label) {
-            if (!(std::islower(static_cast<unsigned char>(ch)) || std::isdigit(static_cast<unsigned char>(ch)) || ch == '-')) {
+            if (!(std::islower(static_cast<unsigned char>(ch)) ||
+                  std::isdigit(static_cast<unsigned char>(ch)) || ch == '-')) {
                 return false;
             }
         }
@@ -486,12 +543,14 @@ Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const Pl
     if (!cluster) {
         return cluster.error();
     }
-    if (std::find(std::begin(render::k_contracts), std::end(render::k_contracts), cluster->version_contract) ==
-        std::end(render::k_contracts)) {
+    if (std::find(std::begin(render::k_contracts), std::end(render::k_contracts),
+                  cluster->version_contract) == std::end(render::k_contracts)) {
         return make_error(ErrorKind::Config,
-                          "TalosCluster " + cluster->name + ": version contract \"" + cluster->version_contract +
+                          "TalosCluster " + cluster->name + ": version contract \"" +
+                              cluster->version_contract +
                               "\" is not one this release renders (1.12, 1.13, 1.14)",
-                          "kubectl get taloscluster " + cluster->name + " -n " + o.ns + " -o yaml", "UnsupportedContract");
+                          "kubectl get taloscluster " + cluster->name + " -n " + o.ns + " -o yaml",
+                          "UnsupportedContract");
     }
     std::vector<NodePlan> nodes;
     std::set<std::string> names;
@@ -499,7 +558,8 @@ Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const Pl
         names.insert(doc::get_string(m, "metadata.name"));
     }
     for (const auto& item : list.items) {
-        if (item.value("kind", "") != "Inspection" || item.value("apiVersion", "") != doc::k_adopt_api) {
+        if (item.value("kind", "") != "Inspection" ||
+            item.value("apiVersion", "") != doc::k_adopt_api) {
             continue;
         }
         NodePlan n;
@@ -522,7 +582,8 @@ Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const Pl
         s.refused += n.outcome == "refused";
         s.skipped += n.outcome == "skipped";
         for (auto& [sev, r] : n.results) {
-            list.add_result(sev, r["message"].get<std::string>(), r["code"].get<std::string>(), n.inspection, r["tags"]);
+            list.add_result(sev, r["message"].get<std::string>(), r["code"].get<std::string>(),
+                            n.inspection, r["tags"]);
         }
         if (n.outcome == "writable") {
             created.push_back(n.machine);
@@ -563,8 +624,10 @@ std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
         }
         const std::string name = doc::get_string(item, "metadata.name");
         auto dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
-        rows.push_back({name, dash(doc::get_string(item, "spec.role")), dash(doc::get_string(item, "spec.address")),
-                        dash(doc::get_string(item, "spec.install.disk")), dash(doc::get_string(item, "spec.install.image")),
+        rows.push_back({name, dash(doc::get_string(item, "spec.role")),
+                        dash(doc::get_string(item, "spec.address")),
+                        dash(doc::get_string(item, "spec.install.disk")),
+                        dash(doc::get_string(item, "spec.install.image")),
                         patched.count(name) != 0 ? patched[name] : "-"});
     }
     std::string out = rows.size() > 1 ? util::format_table(rows) : "no machine to create\n";

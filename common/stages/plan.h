@@ -23,10 +23,10 @@ struct PlanOptions {
 };
 
 struct PlanInputs {
-    const doc::Value* cluster = nullptr;  // the TalosCluster object
+    const doc::Value* cluster = nullptr; // the TalosCluster object
     const bundle::Bundle* bundle = nullptr;
-    std::vector<doc::Value> patches;      // TalosConfigPatch objects of the namespace
-    std::vector<doc::Value> machines;     // TalosMachine objects of the namespace
+    std::vector<doc::Value> patches;  // TalosConfigPatch objects of the namespace
+    std::vector<doc::Value> machines; // TalosMachine objects of the namespace
 };
 
 struct PlanSummary {
@@ -43,7 +43,8 @@ struct PlanSummary {
 // and proposed values, tags class and code; refusals and skips (one result per node, naming it,
 // with its hint); a closing summary. Results already in the list stay. A TalosCluster the render
 // cannot use (missing fields, unknown version contract) is a Config error and nothing is added.
-Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& inputs, const PlanOptions& options);
+Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& inputs,
+                         const PlanOptions& options);
 
 // The exit status of a plan: 0 when nothing is blocked or refused, 5 when some machines are
 // writable and some are not, 1 when none is writable and some are blocked or refused.

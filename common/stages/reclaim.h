@@ -118,7 +118,7 @@ doc::Value refresh_event(const doc::Value& machine, const std::string& old_finge
 
 // The node, as the reclaim flow talks to it.
 class ReclaimNode {
-public:
+  public:
     virtual ~ReclaimNode() = default;
     // Reads the node with the talosconfig (stages::inspect_node); appends its results.
     virtual doc::Value inspect(doc::Value& results) = 0;
@@ -133,7 +133,7 @@ public:
 
 // The Ichor objects, as the reclaim flow reads and writes them.
 class ReclaimRegistry {
-public:
+  public:
     virtual ~ReclaimRegistry() = default;
     virtual Result<Known> known(const std::function<void(std::string_view)>& warn) = 0;
     virtual Result<doc::Value> machines() = 0; // the TalosMachines of the namespace, read again

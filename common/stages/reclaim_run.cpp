@@ -382,7 +382,7 @@ ReclaimOutcome reclaim(const ReclaimOptions& options, ReclaimNode& node, Reclaim
 namespace {
 
 class TalosNode final : public ReclaimNode {
-public:
+  public:
     explicit TalosNode(NodeDial d) : m_d(std::move(d)) {}
 
     Value inspect(Value& results) override {
@@ -418,12 +418,12 @@ public:
                           "Unreachable");
     }
 
-private:
+  private:
     NodeDial m_d;
 };
 
 class KubeRegistry final : public ReclaimRegistry {
-public:
+  public:
     KubeRegistry(kube::Client& k, std::string ns) : m_k(k), m_ns(std::move(ns)) {}
 
     Result<Known> known(const std::function<void(std::string_view)>& warn) override {
@@ -473,7 +473,7 @@ public:
         return ok_status();
     }
 
-private:
+  private:
     kube::Client& m_k;
     std::string m_ns;
 };

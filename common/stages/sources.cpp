@@ -48,7 +48,8 @@ Result<bundle::Bundle> from_file(const std::string& path, const Warn& warn) {
     return bundle::parse(*text, path);
 }
 
-Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext* ctx, const Warn& warn) {
+Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext* ctx,
+                               const Warn& warn) {
     if (ctx == nullptr) {
         return make_error(ErrorKind::Config, "--recover-secrets needs a talosconfig with os:admin",
                           "add --talosconfig FILE", "NoTalosconfig");
@@ -87,7 +88,8 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
 } // namespace
 
 Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosContext* ctx,
-                                   kube::Client* kube, const doc::Value* cluster, const Warn& warn) {
+                                   kube::Client* kube, const doc::Value* cluster,
+                                   const Warn& warn) {
     if (!s.file.empty()) {
         return from_file(s.file, warn);
     }
@@ -114,8 +116,7 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
         e.kind = ErrorKind::Config;
         e.message = "reading the bundle Secret " + ns + "/" + name + ": " + e.message;
         if (e.code == "Forbidden") {
-            e.hint = "kubectl auth can-i get secrets -n " + ns +
-                     "; or give --secrets-bundle FILE";
+            e.hint = "kubectl auth can-i get secrets -n " + ns + "; or give --secrets-bundle FILE";
         }
         return e;
     }

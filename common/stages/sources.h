@@ -27,9 +27,9 @@ Result<std::unique_ptr<kube::Client>> connect_kube(const kube::LoadOptions& opti
 Result<doc::Value> get_cluster(kube::Client& kube, const std::string& name, const std::string& ns);
 
 struct BundleSource {
-    std::string file;          // --secrets-bundle
-    std::string recover_from;  // --recover-secrets --recover-from ADDRESS
-    std::string recover_to;    // where the recovered bundle is written (0600, never replaced)
+    std::string file;         // --secrets-bundle
+    std::string recover_from; // --recover-secrets --recover-from ADDRESS
+    std::string recover_to;   // where the recovered bundle is written (0600, never replaced)
     std::int64_t call_timeout_ms = 20000;
 };
 

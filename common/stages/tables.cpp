@@ -7,7 +7,9 @@ namespace ichor::stages {
 using doc::Value;
 
 namespace {
-std::string or_dash(std::string s) { return s.empty() ? "-" : s; }
+std::string or_dash(std::string s) {
+    return s.empty() ? "-" : s;
+}
 
 std::string etcd_cell(const Value& st) {
     const Value* e = doc::find_path(st, "etcd");
@@ -28,7 +30,8 @@ std::string inspection_table(const doc::ResourceList& list, bool /*color*/) {
         trust = trust || doc::find_path(item, "status.trust") != nullptr;
     }
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"ADDRESS", "MODE", "TLS", "VERSION", "ROLE", "CLUSTER", "HOSTNAME", "UUID", "ETCD"});
+    rows.push_back(
+        {"ADDRESS", "MODE", "TLS", "VERSION", "ROLE", "CLUSTER", "HOSTNAME", "UUID", "ETCD"});
     if (trust) {
         rows.front().push_back("TRUST");
     }

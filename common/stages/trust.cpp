@@ -32,7 +32,8 @@ struct Verdict {
 };
 
 Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o, Value& trust) {
-    const std::string address = doc::get_string(item, "spec.address", doc::get_string(item, "metadata.name"));
+    const std::string address =
+        doc::get_string(item, "spec.address", doc::get_string(item, "metadata.name"));
     const Value& st = item.contains("status") ? item["status"] : Value::object();
     const std::string mode = st.value("mode", "");
     const std::string tls = doc::get_string(st, "tls.outcome");
@@ -50,15 +51,19 @@ Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o,
     }
     if (mode == "maintenance") {
         return {"Maintenance",
-                address + ": is in maintenance mode (it runs no configuration); it is not adopted: "
-                          "it joins cluster \"" + o.cluster + "\" through discovery and approval",
+                address +
+                    ": is in maintenance mode (it runs no configuration); it is not adopted: "
+                    "it joins cluster \"" +
+                    o.cluster + "\" through discovery and approval",
                 "add " + address + " to spec.discovery.addresses of TalosCluster " + o.cluster +
                     ", then approve its TalosMachine: kubectl get talosmachines -n " + o.ns};
     }
     if (tls == "unknownAuthority") {
         return {"UnknownAuthority",
-                address + ": its Talos API certificate is not signed by the CA of the talosconfig: "
-                          "it belongs to another cluster, or --talosconfig is the wrong one" + both,
+                address +
+                    ": its Talos API certificate is not signed by the CA of the talosconfig: "
+                    "it belongs to another cluster, or --talosconfig is the wrong one" +
+                    both,
                 other_cluster_hint(address, "FILE-OF-ITS-CLUSTER", o.cluster) +
                     " (or, if it is a machine of " + o.cluster +
                     ", inspect it again with a talosconfig of " + o.cluster +
@@ -80,7 +85,8 @@ Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o,
     trust["clusterID"] = id_ok;
     trust["talosCA"] = ca_ok;
     if (id.empty()) {
-        return {"Unknown", address + ": its cluster ID could not be read, so its membership is unknown",
+        return {"Unknown",
+                address + ": its cluster ID could not be read, so its membership is unknown",
                 "inspect it with an os:admin talosconfig: kubectl ichor credentials " + o.cluster};
     }
     if (!id_ok || !ca_ok) {

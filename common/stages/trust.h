@@ -10,8 +10,8 @@
 namespace ichor::stages {
 
 struct TrustOptions {
-    std::string cluster;   // the TalosCluster's name
-    std::string ns;        // its namespace
+    std::string cluster; // the TalosCluster's name
+    std::string ns;      // its namespace
 };
 
 // Verdicts: Member (the node's configuration, or its verified TLS identity and Infos, names this

@@ -20,13 +20,15 @@ namespace {
 // Maintenance mode: no chain verification, only the optional fingerprint pin (talosctl's
 // MatchSPKIFingerprints: the leaf's SPKI digest must be one of the pins).
 class PinVerifier final : public grpc::experimental::ExternalCertificateVerifier {
-public:
+  public:
     PinVerifier(std::shared_ptr<PeerState> peer, std::vector<std::string> pins)
         : m_peer(std::move(peer)), m_pins(std::move(pins)) {}
 
     bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
-                std::function<void(grpc::Status)> /*callback*/, grpc::Status* sync_status) override {
-        auto fp = spki_fingerprint(std::string(request->peer_cert().data(), request->peer_cert().size()));
+                std::function<void(grpc::Status)> /*callback*/,
+                grpc::Status* sync_status) override {
+        auto fp =
+            spki_fingerprint(std::string(request->peer_cert().data(), request->peer_cert().size()));
         if (!fp) {
             m_peer->record(std::nullopt, false);
             *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no server certificate");
@@ -34,14 +36,15 @@ public:
         }
         bool ok = m_pins.empty() || std::find(m_pins.begin(), m_pins.end(), *fp) != m_pins.end();
         m_peer->record(*fp, !ok);
-        *sync_status = ok ? grpc::Status::OK
-                          : grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                                         "server certificate fingerprint " + *fp + " is not pinned");
+        *sync_status =
+            ok ? grpc::Status::OK
+               : grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                              "server certificate fingerprint " + *fp + " is not pinned");
         return true; // answered synchronously
     }
     void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest* /*request*/) override {}
 
-private:
+  private:
     std::shared_ptr<PeerState> m_peer;
     std::vector<std::string> m_pins;
 };
@@ -176,13 +179,17 @@ NodeClient::~NodeClient() = default;
 NodeClient::NodeClient(NodeClient&&) noexcept = default;
 NodeClient& NodeClient::operator=(NodeClient&&) noexcept = default;
 
-const std::string& NodeClient::label() const { return m_impl->label; }
+const std::string& NodeClient::label() const {
+    return m_impl->label;
+}
 
 std::optional<std::string> NodeClient::peer_fingerprint() const {
     std::lock_guard lock(m_impl->peer->mu);
     return m_impl->peer->fingerprint;
 }
 
-const std::vector<CallRecord>& NodeClient::calls() const { return m_impl->calls; }
+const std::vector<CallRecord>& NodeClient::calls() const {
+    return m_impl->calls;
+}
 
 } // namespace ichor::talos

@@ -22,7 +22,6 @@
 #include "common/talos/resources.h"
 #include "common/talos/talosconfig.h"
 #include "common/util/result.h"
-
 #include "machine/machine.pb.h"
 #include "storage/storage.pb.h"
 
@@ -45,7 +44,8 @@ struct DialOptions {
     std::string ca_pem;  // Mutual: trusted CA
     std::string crt_pem; // Mutual: client certificate
     std::string key_pem; // Mutual: client key (any label relabel_private_key accepts)
-    std::vector<std::string> fingerprints; // Insecure: accepted (canonical, parse_fingerprint); empty = any
+    std::vector<std::string>
+        fingerprints;        // Insecure: accepted (canonical, parse_fingerprint); empty = any
     std::string node;        // when set, sent as `node` metadata: the target behind this endpoint
     std::string server_name; // when set, the TLS name checked instead of the address host
     std::int64_t call_timeout_ms = k_default_call_timeout_ms;
@@ -75,7 +75,7 @@ struct CallRecord {
 };
 
 class NodeClient {
-public:
+  public:
     // Does not connect: gRPC connects on the first call, so errors arrive from the calls.
     NodeClient(Address address, DialOptions options);
     ~NodeClient();
@@ -93,7 +93,9 @@ public:
     Result<Resource> cosi_get(std::string_view ns, std::string_view type, std::string_view id);
     Result<Resource> cosi_get(const ResourceRef& ref) { return cosi_get(ref.ns, ref.type, ref.id); }
     Result<std::vector<Resource>> cosi_list(std::string_view ns, std::string_view type);
-    Result<std::vector<Resource>> cosi_list(const ResourceRef& ref) { return cosi_list(ref.ns, ref.type); }
+    Result<std::vector<Resource>> cosi_list(const ResourceRef& ref) {
+        return cosi_list(ref.ns, ref.type);
+    }
 
     // etcd: needs a control-plane node; the member list needs quorum unless query_local.
     Result<std::vector<machine::EtcdMember>> etcd_member_list(bool query_local = false);
@@ -104,15 +106,14 @@ public:
 
     // Starts a reset and returns its actor ID at once (the node resets in the background).
     Result<std::string> reset(const ResetOptions& options);
-    Result<machine::ApplyConfiguration> apply_configuration(const std::string& config, ApplyMode mode,
-                                                            bool dry_run = false);
+    Result<machine::ApplyConfiguration> apply_configuration(const std::string& config,
+                                                            ApplyMode mode, bool dry_run = false);
 
     // Asynchronous forms of the reads above: each starts the call on `loop` and returns at once;
     // `done` runs on the thread that runs the loop, when the call ends, with what the blocking
     // form would have returned. Calls made this way may overlap; the client must stay on the
     // loop's thread, but it may be destroyed while its calls are still in flight.
-    template <class T>
-    using Done = std::function<void(Result<T>)>;
+    template <class T> using Done = std::function<void(Result<T>)>;
     void version(Loop& loop, Done<machine::Version> done);
     void hostname(Loop& loop, Done<std::string> done);
     void cosi_get(Loop& loop, const ResourceRef& ref, Done<Resource> done);
@@ -128,7 +129,7 @@ public:
 
     struct Impl;
 
-private:
+  private:
     // Shared with the asynchronous calls in flight, which may end after the client is gone.
     std::shared_ptr<Impl> m_impl;
 };

@@ -27,9 +27,8 @@ struct CallBase {
 };
 
 // A unary call: one completion, then `done` with the reply converted by `convert`.
-template <class Resp, class T>
-class UnaryCall final : public Loop::Operation, CallBase {
-public:
+template <class Resp, class T> class UnaryCall final : public Loop::Operation, CallBase {
+  public:
     using Convert = std::function<Result<T>(const NodeClient::Impl&, std::string_view, Resp&)>;
 
     UnaryCall(std::shared_ptr<NodeClient::Impl> impl, std::string method, Convert convert,
@@ -38,8 +37,7 @@ public:
           m_done(std::move(done)) {}
 
     // `prepare(stub context, queue)` returns the not yet started reader.
-    template <class Prepare>
-    void start(Loop& loop, Prepare&& prepare) {
+    template <class Prepare> void start(Loop& loop, Prepare&& prepare) {
         m_reader = prepare(&ctx, loop.queue());
         m_reader->StartCall();
         m_reader->Finish(&m_resp, &m_status, this);
@@ -56,7 +54,7 @@ public:
         return true;
     }
 
-private:
+  private:
     Convert m_convert;
     NodeClient::Done<T> m_done;
     Resp m_resp;
@@ -87,7 +85,7 @@ typename UnaryCall<Resp, T>::Convert first_message(Pick pick) {
 
 // COSI List: a server stream read to its end.
 class ListCall final : public Loop::Operation, CallBase {
-public:
+  public:
     ListCall(std::shared_ptr<NodeClient::Impl> impl, std::string method,
              NodeClient::Done<std::vector<Resource>> done)
         : CallBase(std::move(impl), std::move(method)), m_done(std::move(done)) {}
@@ -126,7 +124,7 @@ public:
         return true;
     }
 
-private:
+  private:
     enum class Step { Start, Read, Finish };
     Step m_step = Step::Start;
     NodeClient::Done<std::vector<Resource>> m_done;
@@ -137,8 +135,7 @@ private:
 };
 
 // Runs `start(loop, done)` on a loop of its own and returns what `done` got.
-template <class T, class Start>
-Result<T> blocking(Start&& start) {
+template <class T, class Start> Result<T> blocking(Start&& start) {
     Loop loop;
     std::optional<Result<T>> out;
     start(loop, [&out](Result<T> r) { out.emplace(std::move(r)); });
@@ -151,21 +148,20 @@ template <class Resp, class T, class Pick, class Prepare>
 Result<T> blocking_first(const std::shared_ptr<NodeClient::Impl>& impl, const std::string& method,
                          Pick pick, Prepare&& prepare) {
     return blocking<T>([&](Loop& loop, NodeClient::Done<T> done) {
-        start_unary<Resp, T>(loop, impl, method, first_message<Resp, T>(pick),
-                             std::move(done), std::forward<Prepare>(prepare));
+        start_unary<Resp, T>(loop, impl, method, first_message<Resp, T>(pick), std::move(done),
+                             std::forward<Prepare>(prepare));
     });
 }
 
-void start_member_list(Loop& loop, const std::shared_ptr<NodeClient::Impl>& impl,
-                       bool query_local, NodeClient::Done<std::vector<machine::EtcdMember>> done) {
+void start_member_list(Loop& loop, const std::shared_ptr<NodeClient::Impl>& impl, bool query_local,
+                       NodeClient::Done<std::vector<machine::EtcdMember>> done) {
     using Resp = machine::EtcdMemberListResponse;
     using T = std::vector<machine::EtcdMember>;
     machine::EtcdMemberListRequest req;
     req.set_query_local(query_local);
     auto members = [](const auto& m) { return T(m.members().begin(), m.members().end()); };
-    start_unary<Resp, T>(loop, impl, "EtcdMemberList",
-                         first_message<Resp, T>(members), std::move(done),
-                         [&](auto* ctx, auto* cq) {
+    start_unary<Resp, T>(loop, impl, "EtcdMemberList", first_message<Resp, T>(members),
+                         std::move(done), [&](auto* ctx, auto* cq) {
                              return impl->machine->PrepareAsyncEtcdMemberList(ctx, req, cq);
                          });
 }
@@ -176,8 +172,8 @@ void NodeClient::version(Loop& loop, Done<machine::Version> done) {
     using Resp = machine::VersionResponse;
     start_unary<Resp, machine::Version>(
         loop, m_impl, "Version",
-        first_message<Resp, machine::Version>([](const auto& m) { return m; }),
-        std::move(done), [this](auto* ctx, auto* cq) {
+        first_message<Resp, machine::Version>([](const auto& m) { return m; }), std::move(done),
+        [this](auto* ctx, auto* cq) {
             return m_impl->machine->PrepareAsyncVersion(ctx, google::protobuf::Empty(), cq);
         });
 }
@@ -254,9 +250,8 @@ Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::st
 }
 
 Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query_local) {
-    return blocking<std::vector<machine::EtcdMember>>([&](Loop& l, auto done) {
-        start_member_list(l, m_impl, query_local, std::move(done));
-    });
+    return blocking<std::vector<machine::EtcdMember>>(
+        [&](Loop& l, auto done) { start_member_list(l, m_impl, query_local, std::move(done)); });
 }
 
 Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {

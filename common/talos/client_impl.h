@@ -4,7 +4,6 @@
 
 #include "common/talos/client.h"
 #include "common/talos/errors.h"
-
 #include "machine/machine.grpc.pb.h"
 #include "storage/storage.grpc.pb.h"
 #include "v1alpha1/state.grpc.pb.h"

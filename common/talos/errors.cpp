@@ -23,8 +23,8 @@ bool contains_any(std::string_view text, std::initializer_list<std::string_view>
 // gRPC's own text when this client could not set up a connection at all. Anything else with
 // UNAVAILABLE came from the node (apid or a service behind it), so the node itself was reached.
 bool is_own_connection_failure(std::string_view msg) {
-    return contains_any(msg, {"failed to connect to all addresses", "dns resolution failed",
-                              "handshake failed"});
+    return contains_any(
+        msg, {"failed to connect to all addresses", "dns resolution failed", "handshake failed"});
 }
 
 bool is_unknown_authority(std::string_view msg) {
@@ -43,9 +43,9 @@ bool is_unreachable(std::string_view msg) {
 
 std::string grpc_code_name(int c) {
     static constexpr std::array<std::string_view, 17> k_names = {
-        "OK",       "Cancelled",         "Unknown",          "InvalidArgument",  "DeadlineExceeded",
-        "NotFound", "AlreadyExists",     "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
-        "Aborted",  "OutOfRange",        "Unimplemented",    "Internal",         "Unavailable",
+        "OK",       "Cancelled",      "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+        "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+        "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
         "DataLoss", "Unauthenticated"};
     return c >= 0 && c < static_cast<int>(k_names.size()) ? std::string(k_names[c])
                                                           : "Code" + std::to_string(c);
@@ -87,7 +87,8 @@ Error classify_failure(std::string_view label, std::string_view method, const Ca
     if (failure.code == grpc::StatusCode::DEADLINE_EXCEEDED) {
         return make_error(ErrorKind::Unreachable,
                           std::string(label) + " did not answer within " +
-                              util::format_duration_ms(timeout_ms) + " (" + std::string(method) + ")",
+                              util::format_duration_ms(timeout_ms) + " (" + std::string(method) +
+                              ")",
                           {}, std::string(code::k_timeout));
     }
     Class c = classify(failure);

@@ -15,10 +15,11 @@ namespace ichor::talos {
 // Codes of failed calls. Any gRPC status not listed keeps its gRPC name in UpperCamel
 // ("InvalidArgument", "FailedPrecondition", "Unimplemented", ...).
 namespace code {
-inline constexpr std::string_view k_timeout = "Timeout";                   // deadline passed
-inline constexpr std::string_view k_unknown_authority = "UnknownAuthority"; // server cert not from our CA
-inline constexpr std::string_view k_unreachable = "Unreachable";           // refused, no route, no DNS
-inline constexpr std::string_view k_unavailable = "Unavailable";           // any other UNAVAILABLE
+inline constexpr std::string_view k_timeout = "Timeout"; // deadline passed
+inline constexpr std::string_view k_unknown_authority =
+    "UnknownAuthority";                                          // server cert not from our CA
+inline constexpr std::string_view k_unreachable = "Unreachable"; // refused, no route, no DNS
+inline constexpr std::string_view k_unavailable = "Unavailable"; // any other UNAVAILABLE
 inline constexpr std::string_view k_permission_denied = "PermissionDenied";
 inline constexpr std::string_view k_not_found = "NotFound";
 inline constexpr std::string_view k_internal = "Internal";

@@ -17,12 +17,12 @@ class CompletionQueue;
 namespace ichor::talos {
 
 class Loop {
-public:
+  public:
     // One step of an asynchronous call. The loop calls proceed() with gRPC's `ok` each time the
     // step the operation last started completes; proceed() returns true when the operation is
     // over, and the loop then deletes it.
     class Operation {
-    public:
+      public:
         virtual ~Operation() = default;
         virtual bool proceed(bool ok) = 0;
     };
@@ -44,7 +44,7 @@ public:
     // Operations started and not yet over.
     [[nodiscard]] std::size_t pending() const { return m_pending; }
 
-private:
+  private:
     std::unique_ptr<grpc::CompletionQueue> m_queue;
     std::size_t m_pending = 0;
 };

@@ -35,9 +35,8 @@ namespace ichor::talos {
 namespace {
 
 // Objects by the exact PEM text the real read consumed for them.
-template <class T>
-class Memo {
-public:
+template <class T> class Memo {
+  public:
     using Read = T* (*)(BIO*, T**, pem_password_cb*, void*);
     using UpRef = int (*)(T*);
 
@@ -65,7 +64,7 @@ public:
         return obj;
     }
 
-private:
+  private:
     struct Entry {
         std::string pem;
         T* obj; // one reference held for the process's lifetime
@@ -114,7 +113,9 @@ Memo<X509>& certificate_memo() {
 
 } // namespace
 
-bool pem_memo_active() { return true; }
+bool pem_memo_active() {
+    return true;
+}
 
 } // namespace ichor::talos
 

@@ -24,8 +24,8 @@ bool is_physical(const spec::LinkStatus& link) {
 
 std::string_view machine_stage_name(int stage) {
     static constexpr std::array<std::string_view, 9> k_names = {
-        "unknown", "booting",       "installing", "maintenance", "running",
-        "rebooting", "shutting down", "resetting", "upgrading"};
+        "unknown",   "booting",       "installing", "maintenance", "running",
+        "rebooting", "shutting down", "resetting",  "upgrading"};
     return stage >= 0 && stage < static_cast<int>(k_names.size()) ? k_names[stage] : "unknown";
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "common/util/result.h"
-
 #include "resource/config/config.pb.h"
 #include "resource/definitions/block/block.pb.h"
 #include "resource/definitions/cluster/cluster.pb.h"
@@ -33,18 +32,22 @@ struct ResourceRef {
 };
 
 namespace kind {
-inline constexpr ResourceRef k_machine_config{"config", "MachineConfigs.config.talos.dev", "v1alpha1"};
-inline constexpr ResourceRef k_machine_type{"config", "MachineTypes.config.talos.dev", "machine-type"};
+inline constexpr ResourceRef k_machine_config{"config", "MachineConfigs.config.talos.dev",
+                                              "v1alpha1"};
+inline constexpr ResourceRef k_machine_type{"config", "MachineTypes.config.talos.dev",
+                                            "machine-type"};
 inline constexpr ResourceRef k_cluster_info{"cluster", "Infos.cluster.talos.dev", "current"};
 inline constexpr ResourceRef k_identity{"cluster", "Identities.cluster.talos.dev", "local"};
-inline constexpr ResourceRef k_system_information{"hardware", "SystemInformations.hardware.talos.dev",
-                                                  "systeminformation"};
+inline constexpr ResourceRef k_system_information{
+    "hardware", "SystemInformations.hardware.talos.dev", "systeminformation"};
 inline constexpr ResourceRef k_link_statuses{"network", "LinkStatuses.net.talos.dev", ""};
 inline constexpr ResourceRef k_disks{"runtime", "Disks.block.talos.dev", ""};
 inline constexpr ResourceRef k_system_disk{"runtime", "SystemDisks.block.talos.dev", "system-disk"};
-inline constexpr ResourceRef k_discovered_volumes{"runtime", "DiscoveredVolumes.block.talos.dev", ""};
+inline constexpr ResourceRef k_discovered_volumes{"runtime", "DiscoveredVolumes.block.talos.dev",
+                                                  ""};
 inline constexpr ResourceRef k_volume_statuses{"runtime", "VolumeStatuses.block.talos.dev", ""};
-inline constexpr ResourceRef k_machine_status{"runtime", "MachineStatuses.runtime.talos.dev", "machine"};
+inline constexpr ResourceRef k_machine_status{"runtime", "MachineStatuses.runtime.talos.dev",
+                                              "machine"};
 inline constexpr ResourceRef k_version{"runtime", "Versions.runtime.talos.dev", "version"};
 inline constexpr ResourceRef k_etcd_member{"etcd", "EtcdMembers.etcd.talos.dev", "local"};
 } // namespace kind
@@ -68,8 +71,7 @@ using EtcdMember = ::talos::resource::definitions::etcd::MemberSpec;
 
 // Decodes `proto_spec` as Spec. Error (Internal, code "BadSpec") naming type/ID when the bytes do
 // not parse; an empty proto_spec decodes to the default message.
-template <class Spec>
-Result<Spec> decode_spec(const Resource& r) {
+template <class Spec> Result<Spec> decode_spec(const Resource& r) {
     Spec s;
     if (!s.ParseFromString(r.proto_spec)) {
         return make_error(ErrorKind::Internal,

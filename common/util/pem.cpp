@@ -23,7 +23,8 @@ std::optional<std::string> certificate_fingerprint(std::string_view pem) {
     if (len <= 0) {
         return std::nullopt;
     }
-    std::string out = sha256_digest(std::string_view(reinterpret_cast<char*>(der), static_cast<size_t>(len)));
+    std::string out =
+        sha256_digest(std::string_view(reinterpret_cast<char*>(der), static_cast<size_t>(len)));
     OPENSSL_free(der);
     return out;
 }

@@ -39,32 +39,45 @@ inline Error make_error(ErrorKind kind, std::string message, std::string hint = 
 }
 
 // Result<T> holds a T or an Error. A minimal std::expected for C++20.
-template <class T>
-class [[nodiscard]] Result {
-public:
+template <class T> class [[nodiscard]] Result {
+  public:
     Result(T value) : m_v(std::in_place_index<0>, std::move(value)) {}
     Result(Error error) : m_v(std::in_place_index<1>, std::move(error)) {}
 
     [[nodiscard]] bool ok() const { return m_v.index() == 0; }
     explicit operator bool() const { return ok(); }
 
-    T& value() & { assert(ok()); return std::get<0>(m_v); }
-    const T& value() const& { assert(ok()); return std::get<0>(m_v); }
-    T&& value() && { assert(ok()); return std::get<0>(std::move(m_v)); }
+    T& value() & {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    const T& value() const& {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    T&& value() && {
+        assert(ok());
+        return std::get<0>(std::move(m_v));
+    }
     T& operator*() & { return value(); }
     const T& operator*() const& { return value(); }
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 
-    const Error& error() const { assert(!ok()); return std::get<1>(m_v); }
+    const Error& error() const {
+        assert(!ok());
+        return std::get<1>(m_v);
+    }
 
-private:
+  private:
     std::variant<T, Error> m_v;
 };
 
 // Result<void>: success or an Error.
 struct Ok {};
 using Status = Result<Ok>;
-inline Status ok_status() { return Ok{}; }
+inline Status ok_status() {
+    return Ok{};
+}
 
 } // namespace ichor

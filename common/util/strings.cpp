@@ -43,8 +43,12 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
-bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+bool starts_with(std::string_view s, std::string_view prefix) {
+    return s.starts_with(prefix);
+}
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.ends_with(suffix);
+}
 
 std::string to_lower(std::string_view s) {
     std::string out(s);
@@ -148,7 +152,8 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
     size_t i = 0;
     while (i < text.size()) {
         size_t start = i;
-        while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+        while (i < text.size() &&
+               (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
             ++i;
         }
         if (start == i) {

@@ -8,7 +8,8 @@
 //   4. COSI Get of SystemInformations on prod-w-2: the UUID the scenario gave it, and COSI List
 //      of its LinkStatuses: the permanent MACs of its physical links, as "aa:bb:..";
 //   5. Disks on maint-1 over the insecure dial;
-//   6. a hung Version on prod-w-1 (control API fault): "ADDRESS did not answer within 1s (Version)".
+//   6. a hung Version on prod-w-1 (control API fault): "ADDRESS did not answer within 1s
+//   (Version)".
 // Exit 0 when all pass, 1 on any mismatch, 2 when the lab cannot be read.
 #include "common/doc/value.h"
 #include "common/talos/certs.h"
@@ -85,8 +86,7 @@ void report(bool ok, const std::string& what) {
     g_failures += ok ? 0 : 1;
 }
 
-template <class T>
-std::string describe(const Result<T>& r) {
+template <class T> std::string describe(const Result<T>& r) {
     return r ? std::string("success") : r.error().code + ": " + r.error().message;
 }
 
@@ -162,9 +162,10 @@ void check_cosi_get(const Lab& lab) {
         }
     }
     auto want_macs = lab.node("prod-w-2")["macs"].get<std::vector<std::string>>();
-    report(links && macs == want_macs,
-           "COSI List LinkStatuses on prod-w-2: physical MACs " + doc::Value(macs).dump() +
-               " (want " + doc::Value(want_macs).dump() + ")" + (links ? "" : ": " + describe(links)));
+    report(links && macs == want_macs, "COSI List LinkStatuses on prod-w-2: physical MACs " +
+                                           doc::Value(macs).dump() + " (want " +
+                                           doc::Value(want_macs).dump() + ")" +
+                                           (links ? "" : ": " + describe(links)));
 }
 
 void check_maintenance_disks(const Lab& lab) {

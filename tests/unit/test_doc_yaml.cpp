@@ -35,11 +35,12 @@ TEST_CASE("ambiguous strings are quoted on output and read back the same", "[doc
 }
 
 TEST_CASE("yaml round trip keeps structure, order and multi-line strings", "[doc]") {
-    const char* text = "b: 1\na:\n  z: [1, 2]\n  y: {}\n  x: []\nlist:\n- name: one\n  v: \"0755\"\n- two\n"
-                       "blob: |\n  line one\n    indented\n  last\n"
-                       "keep: |+\n  a\n\n"
-                       "strip: |-\n  a\n  b\n"
-                       "lead: \"  starts with spaces\\nsecond\"\n";
+    const char* text =
+        "b: 1\na:\n  z: [1, 2]\n  y: {}\n  x: []\nlist:\n- name: one\n  v: \"0755\"\n- two\n"
+        "blob: |\n  line one\n    indented\n  last\n"
+        "keep: |+\n  a\n\n"
+        "strip: |-\n  a\n  b\n"
+        "lead: \"  starts with spaces\\nsecond\"\n";
     auto v = parse_one(text, "t");
     REQUIRE(v.ok());
     CHECK(v->begin().key() == "b");

@@ -220,7 +220,8 @@ const char* const k_given_up[] = {
     "a: \"multi\n  line\"\n",
     "a: 'multi\n  line'\n",
     "? complex\n: key\n",
-    "\xef\xbb\xbf" "a: 1\n",
+    "\xef\xbb\xbf"
+    "a: 1\n",
     "a: 1\r\nb: 2\r\n",
     "a: \"\\e\"\n",
     "a: \"\\ud800\"\n",

@@ -15,7 +15,8 @@ Value parse(const std::string& yaml) {
 } // namespace
 
 TEST_CASE("a changed list is one change, compared whole", "[drift][diff]") {
-    auto changes = drift::diff(parse("machine: {certSANs: [a, b]}"), parse("machine: {certSANs: [a]}"));
+    auto changes =
+        drift::diff(parse("machine: {certSANs: [a, b]}"), parse("machine: {certSANs: [a]}"));
     REQUIRE(changes.size() == 1);
     CHECK(changes[0].dotted == "machine.certSANs");
     CHECK(changes[0].current == Value::array({"a", "b"}));

@@ -7,10 +7,9 @@
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
-#include <algorithm>
-
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 using namespace ichor;
@@ -62,8 +61,11 @@ drift::Rerender rerender_of(const render::Input& in) {
         render::Input again = in;
         Value p = Value::object();
         p["metadata"]["name"] = "capture";
-        p["spec"] = Value{{"cluster", in.cluster->name}, {"layer", "machine"}, {"machine", in.machine},
-                          {"order", 1000}, {"patch", patch}};
+        p["spec"] = Value{{"cluster", in.cluster->name},
+                          {"layer", "machine"},
+                          {"machine", in.machine},
+                          {"order", 1000},
+                          {"patch", patch}};
         again.patches.push_back(p);
         return render::render(again);
     };
@@ -89,12 +91,13 @@ std::map<std::string, std::string> classes(const drift::Analysis& a) {
 TEST_CASE("a v1.14-layout node against a render at 1.12 or 1.13 has no drift", "[drift]") {
     Fixture fx;
     auto prod = fx.cluster("prod");
-    for (auto [live, role, contract] : {std::tuple{"cp-1.14", "controlplane", "1.12"},
-                                        std::tuple{"cp-1.14", "controlplane", "1.13"},
-                                        std::tuple{"w-1.14", "worker", "1.12"},
-                                        std::tuple{"cp-1.12", "controlplane", "1.13"}}) {
+    for (auto [live, role, contract] :
+         {std::tuple{"cp-1.14", "controlplane", "1.12"},
+          std::tuple{"cp-1.14", "controlplane", "1.13"}, std::tuple{"w-1.14", "worker", "1.12"},
+          std::tuple{"cp-1.12", "controlplane", "1.13"}}) {
         INFO(live << " against " << contract);
-        render::Input in{&prod, &fx.bundle, role, "m", {"/dev/sda", "other-image", false}, contract, {}};
+        render::Input in{&prod,    &fx.bundle, role, "m", {"/dev/sda", "other-image", false},
+                         contract, {}};
         auto a = analyze(fx.live(live), in);
         CHECK(classes(a).empty());
         CHECK(a.capture.empty());
@@ -102,8 +105,10 @@ TEST_CASE("a v1.14-layout node against a render at 1.12 or 1.13 has no drift", "
     // With the cluster's patches on both sides. The lab's layout14 keeps only the installer
     // image, disk and wipe of machine.install, so w1-late's extraKernelArgs are lost on the 1.14
     // side (docs/render.md): that one path is the approximation's, not drift's.
-    render::Input in{&prod, &fx.bundle, "worker", "prod-w-1", {"/dev/sda", "img", false}, "1.12", {}};
-    for (const char* n : {"w1-late", "cluster-subnets", "role-worker", "w1-early", "cluster-sysctls"}) {
+    render::Input in{&prod,  &fx.bundle, "worker", "prod-w-1", {"/dev/sda", "img", false},
+                     "1.12", {}};
+    for (const char* n :
+         {"w1-late", "cluster-subnets", "role-worker", "w1-early", "cluster-sysctls"}) {
         in.patches.push_back(fx.patches[n]);
     }
     auto patched = classes(analyze(fx.live("w-1.14-patched"), in));
@@ -137,7 +142,9 @@ apiVersion: v1alpha1
 kind: RegistryMirrorConfig
 name: docker.io
 endpoints: [{url: "https://mirror.local"}]
-)", "node").ok());
+)",
+                                     "node")
+                .ok());
     render::Input in{&prod, &fx.bundle, "worker", "prod-w-2", {"/dev/sda", "img", false}, "", {}};
     auto a = analyze(machineconfig::digest_secrets(*node_docs), in);
     auto c = classes(a);
@@ -165,8 +172,11 @@ endpoints: [{url: "https://mirror.local"}]
     CHECK(c2["machine.registries.mirrors.ghcr.io.endpoints"] == "B:Registries");
     for (const auto& f : a2.findings) {
         if (f.verdict.code == "Registries") {
-            CHECK(f.verdict.hint.find("add the cluster's mirrors to the node's configuration") != std::string::npos);
-            CHECK(f.verdict.hint.find("set spec.registries of TalosCluster {cluster} to the node's") != std::string::npos);
+            CHECK(f.verdict.hint.find("add the cluster's mirrors to the node's configuration") !=
+                  std::string::npos);
+            CHECK(f.verdict.hint.find(
+                      "set spec.registries of TalosCluster {cluster} to the node's") !=
+                  std::string::npos);
         }
     }
 }
@@ -177,8 +187,10 @@ TEST_CASE("settings outside every rule, secrets and CAs block the machine", "[dr
     auto live = fx.live("cp-1.13");
     live[0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
     live[0]["cluster"]["secret"] = "sha256:" + std::string(64, '0');
-    live[0]["cluster"]["inlineManifests"] = Value::array({Value{{"name", "cilium"}, {"contents", "x"}}});
-    render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false}, "", {}};
+    live[0]["cluster"]["inlineManifests"] =
+        Value::array({Value{{"name", "cilium"}, {"contents", "x"}}});
+    render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "",    {}};
     auto a = analyze(live, in);
     auto c = classes(a);
     CHECK(c["machine.kubelet.extraArgs.max-pods"] == "C:Unrepresentable");
@@ -233,5 +245,6 @@ TEST_CASE("a removed sysctl and a removed mirror are deleted by the capture", "[
     auto c = classes(a);
     CHECK(c["machine.registries.mirrors.quay.io.endpoints"] == "A:RegistryMirror");
     CHECK(a.capture_error.empty());
-    CHECK(a.capture == "apiVersion: v1alpha1\nkind: RegistryMirrorConfig\nname: quay.io\n$patch: delete\n");
+    CHECK(a.capture ==
+          "apiVersion: v1alpha1\nkind: RegistryMirrorConfig\nname: quay.io\n$patch: delete\n");
 }

@@ -13,34 +13,44 @@ std::vector<Value> docs(const std::string& yaml) {
     return *d;
 }
 // Facts compare whatever their key order.
-nlohmann::json unordered(const Value& v) { return nlohmann::json::parse(v.dump()); }
+nlohmann::json unordered(const Value& v) {
+    return nlohmann::json::parse(v.dump());
+}
 const std::string k_pem = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----";
 } // namespace
 
 TEST_CASE("a v1.14 document and its v1alpha1 field are the same fact", "[drift][normalize]") {
-    auto legacy = drift::normalize(docs("version: v1alpha1\nmachine:\n  sysctls: {a: \"1\"}\n"
-                                        "  features:\n    kubePrism: {enabled: true, port: 7445}\n"
-                                        "  install: {disk: /dev/sda, image: img, wipe: false}\n"
-                                        "cluster:\n  id: ID\n  clusterName: prod\n"
-                                        "  controlPlane: {endpoint: https://e:6443}\n"
-                                        "  ca: {crt: " + util::base64_encode(k_pem + "\n") + "}\n"
-                                        "  network: {cni: {name: none}, podSubnets: [10.244.0.0/16]}\n"
-                                        "  discovery: {enabled: true, registries: {kubernetes: {disabled: true}, service: {}}}\n"
-                                        "  inlineManifests: [{name: x, contents: y}]\n"
-                                        "---\napiVersion: v1alpha1\nkind: HostnameConfig\nauto: stable\n"));
-    auto v114 = drift::normalize(docs("version: v1alpha1\nmachine: {}\ncluster:\n  network: {cni: {name: none}}\n"
-                                      "---\napiVersion: v1alpha1\nkind: SysctlConfig\nparams: {a: \"1\"}\n"
-                                      "---\napiVersion: v1alpha1\nkind: KubePrismConfig\nport: 7445\n"
-                                      "---\napiVersion: v1alpha1\nkind: UnattendedInstallConfig\n"
-                                      "installer: {image: img}\nprovisioning: {diskSelector: {match: 'disk.dev_path == \"/dev/sda\"'}, wipe: false}\n"
-                                      "---\napiVersion: v1alpha1\nkind: DiscoveryIdentityConfig\nclusterID: ID\n"
-                                      "---\napiVersion: v1alpha1\nkind: KubeClusterConfig\nclusterName: prod\nendpoint: https://e:6443\n"
-                                      "---\napiVersion: v1alpha1\nkind: KubeAPIServerCAConfig\nissuingCA:\n  cert: |-\n    " +
-                                      util::join(util::split(k_pem, '\n'), "\n    ") + "\n"
-                                      "---\napiVersion: v1alpha1\nkind: KubeNetworkConfig\npodSubnets: [10.244.0.0/16]\n"
-                                      "---\napiVersion: v1alpha1\nkind: DiscoveryServiceConfig\nname: default\nendpoint: https://discovery.talos.dev/\n"
-                                      "---\napiVersion: v1alpha1\nkind: KubeInlineManifestConfig\nname: x\nmanifest: y\n"
-                                      "---\napiVersion: v1alpha1\nkind: HostnameConfig\nauto: stable\n"));
+    auto legacy = drift::normalize(docs(
+        "version: v1alpha1\nmachine:\n  sysctls: {a: \"1\"}\n"
+        "  features:\n    kubePrism: {enabled: true, port: 7445}\n"
+        "  install: {disk: /dev/sda, image: img, wipe: false}\n"
+        "cluster:\n  id: ID\n  clusterName: prod\n"
+        "  controlPlane: {endpoint: https://e:6443}\n"
+        "  ca: {crt: " +
+        util::base64_encode(k_pem + "\n") +
+        "}\n"
+        "  network: {cni: {name: none}, podSubnets: [10.244.0.0/16]}\n"
+        "  discovery: {enabled: true, registries: {kubernetes: {disabled: true}, service: {}}}\n"
+        "  inlineManifests: [{name: x, contents: y}]\n"
+        "---\napiVersion: v1alpha1\nkind: HostnameConfig\nauto: stable\n"));
+    auto v114 = drift::normalize(docs(
+        "version: v1alpha1\nmachine: {}\ncluster:\n  network: {cni: {name: none}}\n"
+        "---\napiVersion: v1alpha1\nkind: SysctlConfig\nparams: {a: \"1\"}\n"
+        "---\napiVersion: v1alpha1\nkind: KubePrismConfig\nport: 7445\n"
+        "---\napiVersion: v1alpha1\nkind: UnattendedInstallConfig\n"
+        "installer: {image: img}\nprovisioning: {diskSelector: {match: 'disk.dev_path == "
+        "\"/dev/sda\"'}, wipe: false}\n"
+        "---\napiVersion: v1alpha1\nkind: DiscoveryIdentityConfig\nclusterID: ID\n"
+        "---\napiVersion: v1alpha1\nkind: KubeClusterConfig\nclusterName: prod\nendpoint: "
+        "https://e:6443\n"
+        "---\napiVersion: v1alpha1\nkind: KubeAPIServerCAConfig\nissuingCA:\n  cert: |-\n    " +
+        util::join(util::split(k_pem, '\n'), "\n    ") +
+        "\n"
+        "---\napiVersion: v1alpha1\nkind: KubeNetworkConfig\npodSubnets: [10.244.0.0/16]\n"
+        "---\napiVersion: v1alpha1\nkind: DiscoveryServiceConfig\nname: default\nendpoint: "
+        "https://discovery.talos.dev/\n"
+        "---\napiVersion: v1alpha1\nkind: KubeInlineManifestConfig\nname: x\nmanifest: y\n"
+        "---\napiVersion: v1alpha1\nkind: HostnameConfig\nauto: stable\n"));
     CHECK(unordered(legacy) == unordered(v114));
     CHECK(doc::get_string(legacy, "cluster.ca.crt") == k_pem);
     CHECK(doc::get_string(legacy, "cluster.discovery.registries.service.endpoint") ==
@@ -49,16 +59,19 @@ TEST_CASE("a v1.14 document and its v1alpha1 field are the same fact", "[drift][
 }
 
 TEST_CASE("registry mirrors: documents and v1alpha1 fields normalize alike", "[drift][normalize]") {
-    auto legacy = drift::normalize(docs("version: v1alpha1\nmachine:\n  registries:\n    mirrors:\n"
-                                        "      docker.io: {endpoints: [https://m], overridePath: true}\n"));
-    auto typed = drift::normalize(docs("version: v1alpha1\nmachine: {type: worker}\n---\napiVersion: v1alpha1\n"
-                                       "kind: RegistryMirrorConfig\nname: docker.io\n"
-                                       "endpoints: [{url: https://m, overridePath: true}]\n"));
+    auto legacy =
+        drift::normalize(docs("version: v1alpha1\nmachine:\n  registries:\n    mirrors:\n"
+                              "      docker.io: {endpoints: [https://m], overridePath: true}\n"));
+    auto typed = drift::normalize(
+        docs("version: v1alpha1\nmachine: {type: worker}\n---\napiVersion: v1alpha1\n"
+             "kind: RegistryMirrorConfig\nname: docker.io\n"
+             "endpoints: [{url: https://m, overridePath: true}]\n"));
     CHECK(legacy["machine"]["registries"] == typed["machine"]["registries"]);
 }
 
 TEST_CASE("empty values, empty secrets and a missing CNI", "[drift][normalize]") {
     auto f = drift::normalize(docs("version: v1alpha1\nmachine:\n  network: {}\n  certSANs: []\n"
                                    "  ca: {crt: x, key: \"\"}\ncluster:\n  proxy: {}\n"));
-    CHECK(f.dump() == R"({"machine":{"ca":{"crt":"x"}},"cluster":{"network":{"cni":{"name":"flannel"}}}})");
+    CHECK(f.dump() ==
+          R"({"machine":{"ca":{"crt":"x"}},"cluster":{"network":{"cni":{"name":"flannel"}}}})");
 }

@@ -34,8 +34,8 @@ struct Fixture {
     }
 
     // An Inspection as trustcheck leaves it, for the golden configuration `config`.
-    Value inspection(const std::string& address, const std::string& hostname, const std::string& config,
-                     const std::string& talos = "v1.13.9") {
+    Value inspection(const std::string& address, const std::string& hostname,
+                     const std::string& config, const std::string& talos = "v1.13.9") {
         auto docs = doc::parse_documents(read(k_dir + "/expected/" + config + ".yaml"), config);
         REQUIRE(docs.ok());
         machineconfig::Config cfg{*docs};
@@ -48,11 +48,14 @@ struct Fixture {
         v["spec"]["port"] = 50000;
         v["status"]["mode"] = "configured";
         v["status"]["talosVersion"] = talos;
-        v["status"]["identity"] = Value{{"uuid", "UUID-" + hostname}, {"serial", "S"}, {"macs", Value::array({"02:00:00:00:00:01"})},
+        v["status"]["identity"] = Value{{"uuid", "UUID-" + hostname},
+                                        {"serial", "S"},
+                                        {"macs", Value::array({"02:00:00:00:00:01"})},
                                         {"hostname", hostname}};
         v["status"]["facts"] = machineconfig::facts_to_value(facts);
         v["status"]["config"] = machineconfig::digest_secrets(*docs);
-        v["status"]["trust"] = Value{{"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};
+        v["status"]["trust"] = Value{
+            {"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};
         return v;
     }
 
@@ -82,10 +85,12 @@ const Value* item(const doc::ResourceList& l, const std::string& kind) {
 
 } // namespace
 
-TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patch", "[drift][plan]") {
+TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patch",
+          "[drift][plan]") {
     Fixture fx;
     doc::ResourceList list;
-    list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.14")); // other layout, same facts
+    list.items.push_back(
+        fx.inspection("10.0.0.21", "prod-w-2", "w-1.14")); // other layout, same facts
     auto s = fx.run(list);
     REQUIRE(s.ok());
     CHECK(s->writable == 1);
@@ -98,11 +103,14 @@ TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patc
     CHECK((*m)["metadata"]["annotations"]["ichor.maesh.dev/hold-apply"] == "true");
     CHECK((*m)["spec"]["approval"] == "Approved");
     CHECK((*m)["spec"]["role"] == "worker");
-    CHECK((*m)["spec"]["install"] == Value{{"disk", "/dev/nvme0n1"}, {"image", "ghcr.io/siderolabs/installer:v1.14.0"}, {"wipe", true}});
+    CHECK((*m)["spec"]["install"] == Value{{"disk", "/dev/nvme0n1"},
+                                           {"image", "ghcr.io/siderolabs/installer:v1.14.0"},
+                                           {"wipe", true}});
     CHECK(item(list, "TalosConfigPatch") == nullptr);
     CHECK(codes(list) == std::vector<std::string>{"Plan"});
     INFO(stages::plan_table(list, false));
-    CHECK(stages::plan_table(list, false).find("prod-w-2   worker   10.0.0.21   /dev/nvme0n1") != std::string::npos);
+    CHECK(stages::plan_table(list, false).find("prod-w-2   worker   10.0.0.21   /dev/nvme0n1") !=
+          std::string::npos);
 }
 
 TEST_CASE("class A drift becomes the machine's patch; class C blocks", "[drift][plan]") {
@@ -134,7 +142,8 @@ TEST_CASE("class A drift becomes the machine's patch; class C blocks", "[drift][
             CHECK(r["field"]["currentValue"] == "250");
             CHECK(r["field"]["proposedValue"].is_null());
             CHECK(r["tags"]["ichor.maesh.dev/class"] == "C");
-            CHECK(r["message"].get<std::string>().starts_with("10.0.0.22: machine.kubelet.extraArgs.max-pods:"));
+            CHECK(r["message"].get<std::string>().starts_with(
+                "10.0.0.22: machine.kubelet.extraArgs.max-pods:"));
             CHECK(r["message"].get<std::string>().find("hint: ") != std::string::npos);
         }
     }
@@ -148,7 +157,9 @@ TEST_CASE("skips, refusals, the control-plane count and the closing words", "[dr
     Value existing = Value::object();
     existing["kind"] = "TalosMachine";
     existing["metadata"]["name"] = "prod-cp-1";
-    existing["spec"] = Value{{"cluster", "prod"}, {"role", "controlplane"}, {"approval", "Approved"},
+    existing["spec"] = Value{{"cluster", "prod"},
+                             {"role", "controlplane"},
+                             {"approval", "Approved"},
                              {"identity", Value{{"uuid", "UUID-prod-cp-1"}}}};
 
     doc::ResourceList list;
@@ -165,10 +176,13 @@ TEST_CASE("skips, refusals, the control-plane count and the closing words", "[dr
     CHECK(s->refused == 4);
     CHECK(s->writable == 0);
     CHECK(stages::plan_exit_code(*s) == 1);
-    CHECK(codes(list) == std::vector<std::string>{"AlreadyAdopted", "ControlPlaneCount", "TalosTooOld",
-                                                  "UnknownTalosVersion", "NotTrustChecked", "NothingToAdopt"});
-    CHECK(list.results[1]["message"].get<std::string>().find("more than its spec.controlPlane.count 1") != std::string::npos);
-    CHECK(list.results[1]["message"].get<std::string>().find("raise the count first") != std::string::npos);
+    CHECK(codes(list) == std::vector<std::string>{"AlreadyAdopted", "ControlPlaneCount",
+                                                  "TalosTooOld", "UnknownTalosVersion",
+                                                  "NotTrustChecked", "NothingToAdopt"});
+    CHECK(list.results[1]["message"].get<std::string>().find(
+              "more than its spec.controlPlane.count 1") != std::string::npos);
+    CHECK(list.results[1]["message"].get<std::string>().find("raise the count first") !=
+          std::string::npos);
     CHECK(list.results.back()["message"].get<std::string>().starts_with(
         "nothing to adopt: 10.0.0.14, 10.0.0.15, 10.0.0.16, 10.0.0.17 blocked"));
 
@@ -185,17 +199,20 @@ TEST_CASE("a patch that does not apply blocks the machine and names the patch", 
     Value bad = Value::object();
     bad["kind"] = "TalosConfigPatch";
     bad["metadata"]["name"] = "broken";
-    bad["spec"] = Value{{"cluster", "prod"}, {"layer", "cluster"}, {"patch", "machine:\n  sysctls: [a]\n"}};
+    bad["spec"] =
+        Value{{"cluster", "prod"}, {"layer", "cluster"}, {"patch", "machine:\n  sysctls: [a]\n"}};
     doc::ResourceList list;
     list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
     auto s = fx.run(list, {}, {bad});
     REQUIRE(s.ok());
     CHECK(s->blocked == 1);
     REQUIRE(list.results.size() == 2);
-    CHECK(list.results[0]["message"] ==
-          "10.0.0.21: TalosConfigPatch broken: machine.sysctls: a list where the configuration has a "
-          "mapping; this machine is blocked; hint: kubectl edit talosconfigpatch -n ichor-system (fix "
-          "the patch the message names)");
+    CHECK(
+        list.results[0]["message"] ==
+        "10.0.0.21: TalosConfigPatch broken: machine.sysctls: a list where the configuration has a "
+        "mapping; this machine is blocked; hint: kubectl edit talosconfigpatch -n ichor-system "
+        "(fix "
+        "the patch the message names)");
     CHECK(codes(list)[0] == "PatchDoesNotApply");
 }
 
@@ -207,7 +224,8 @@ TEST_CASE("machine names", "[drift][plan]") {
     CHECK(stages::supported_kubernetes(15) == std::pair{0, 0});
 }
 
-TEST_CASE("a Talos and Kubernetes pair outside Talos's support matrix is a warning", "[drift][plan]") {
+TEST_CASE("a Talos and Kubernetes pair outside Talos's support matrix is a warning",
+          "[drift][plan]") {
     Fixture fx;
     fx.cluster["spec"]["kubernetesVersion"] = "v1.37.0";
     doc::ResourceList list;
@@ -223,7 +241,8 @@ TEST_CASE("a Talos and Kubernetes pair outside Talos's support matrix is a warni
         }
     }
     REQUIRE(warnings.size() == 1); // the node's kubelet (v1.34.4) is fine, the cluster's is not
-    CHECK(warnings[0] == "10.0.0.21: Talos v1.12.11 does not support Kubernetes v1.37.0 of TalosCluster prod "
-                         "(it supports 1.30 to 1.35); the machine is adopted as it runs, and an upgrade is "
-                         "refused until the pair is compatible");
+    CHECK(warnings[0] ==
+          "10.0.0.21: Talos v1.12.11 does not support Kubernetes v1.37.0 of TalosCluster prod "
+          "(it supports 1.30 to 1.35); the machine is adopted as it runs, and an upgrade is "
+          "refused until the pair is compatible");
 }

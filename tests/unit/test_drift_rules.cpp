@@ -21,7 +21,8 @@ TEST_CASE("the rules table", "[drift][rules]") {
     CHECK(verdict("machine.install.extraKernelArgs").cls == drift::Class::A);
     CHECK(verdict("machine.install.disk").cls == drift::Class::Ignored);
     CHECK(verdict("machine.registries.mirrors.docker.io.endpoints").code == "RegistryMirror");
-    CHECK(verdict("machine.registries.mirrors.docker.io.endpoints", {true, "cilium"}).code == "Registries");
+    CHECK(verdict("machine.registries.mirrors.docker.io.endpoints", {true, "cilium"}).code ==
+          "Registries");
     CHECK(verdict("machine.registries.config.r.tls.insecureSkipVerify").cls == drift::Class::A);
     CHECK(verdict("cluster.network.cni.name").cls == drift::Class::B);
     CHECK(verdict("cluster.network.cni.name", {false, "unmanaged"}).cls == drift::Class::A);
@@ -64,7 +65,8 @@ TEST_CASE("docs/drift-rules.md lists the table as it is", "[drift][rules]") {
     };
     for (const auto& r : drift::rules()) {
         std::string row = "| `" + std::string(r.path) + "` | " + when(r.when) + " | " +
-                          std::string(drift::class_name(r.cls)) + " | `" + std::string(r.code) + "` |";
+                          std::string(drift::class_name(r.cls)) + " | `" + std::string(r.code) +
+                          "` |";
         INFO(row);
         CHECK(text->find(row) != std::string::npos);
     }

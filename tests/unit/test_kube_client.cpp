@@ -2,10 +2,10 @@
 // warnings, request shapes, error typing, exec re-authentication and transport errors.
 #include "common/kube/client.h"
 #include "common/util/strings.h"
-
 #include "test_kube_support.h"
 
 #include <arpa/inet.h>
+#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -16,8 +16,6 @@
 #include <mutex>
 #include <thread>
 
-#include <catch2/catch.hpp>
-
 using namespace ichor;
 using namespace ichor::kube;
 using ichor::kube::testing::TempDir;
@@ -25,7 +23,7 @@ using ichor::kube::testing::TempDir;
 namespace {
 
 class FakeServer {
-public:
+  public:
     struct Request {
         std::string method;
         std::string target;
@@ -66,7 +64,7 @@ public:
     }
     int connections() const { return m_connections; }
 
-private:
+  private:
     bool wait_readable(int fd) {
         while (!m_stop) {
             pollfd p{fd, POLLIN, 0};
@@ -106,7 +104,8 @@ private:
             }
             Request r = parse_head(buf.substr(0, end));
             buf.erase(0, end + 4);
-            size_t want = r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
+            size_t want =
+                r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
             while (buf.size() < want) {
                 if (!wait_readable(c)) {
                     return;
@@ -124,8 +123,10 @@ private:
                 m_requests.push_back(r);
             }
             Reply rep = m_handler(r);
-            std::string out = "HTTP/1.1 " + std::to_string(rep.status) + " X\r\nContent-Type: application/json\r\n"
-                              "Content-Length: " + std::to_string(rep.body.size()) + "\r\n";
+            std::string out = "HTTP/1.1 " + std::to_string(rep.status) +
+                              " X\r\nContent-Type: application/json\r\n"
+                              "Content-Length: " +
+                              std::to_string(rep.body.size()) + "\r\n";
             for (const auto& h : rep.headers) {
                 out += h + "\r\n";
             }
@@ -186,7 +187,8 @@ const std::string k_tm = ichor_path("talosmachines", "ichor-system", "m1");
 
 } // namespace
 
-TEST_CASE("client: request shapes of get, create, merge patch, apply, status and delete", "[kube][client]") {
+TEST_CASE("client: request shapes of get, create, merge patch, apply, status and delete",
+          "[kube][client]") {
     FakeServer srv([](const FakeServer::Request& r) {
         return FakeServer::Reply{200, R"({"kind":"TalosMachine","echo":")" + r.method + "\"}", {}};
     });
@@ -196,7 +198,8 @@ TEST_CASE("client: request shapes of get, create, merge patch, apply, status and
     auto got = c.get(k_tm);
     REQUIRE(got.ok());
     CHECK((*got)["echo"] == "GET");
-    REQUIRE(c.create(ichor_path("talosmachines", "ichor-system"), obj, {"mgr", true, "Strict"}).ok());
+    REQUIRE(
+        c.create(ichor_path("talosmachines", "ichor-system"), obj, {"mgr", true, "Strict"}).ok());
     REQUIRE(c.merge_patch(k_tm, {{"spec", {{"address", nullptr}}}}).ok());
     REQUIRE(c.apply(k_tm, obj, {"ichor-adopt", true, false}).ok());
     REQUIRE(c.merge_patch_status(k_tm, {{"status", {{"maintenanceFingerprint", "x"}}}}).ok());
@@ -209,8 +212,8 @@ TEST_CASE("client: request shapes of get, create, merge patch, apply, status and
     CHECK(reqs[0].headers["authorization"] == "Bearer static-token");
     CHECK(reqs[0].headers["accept"] == "application/json");
     CHECK(reqs[1].method == "POST");
-    CHECK(reqs[1].target ==
-          "/apis/ichor.maesh.dev/v1alpha1/namespaces/ichor-system/talosmachines?fieldManager=mgr&dryRun=All&fieldValidation=Strict");
+    CHECK(reqs[1].target == "/apis/ichor.maesh.dev/v1alpha1/namespaces/ichor-system/"
+                            "talosmachines?fieldManager=mgr&dryRun=All&fieldValidation=Strict");
     CHECK(reqs[1].headers["content-type"] == "application/json");
     CHECK(doc::Value::parse(reqs[1].body) == obj);
     CHECK(reqs[2].method == "PATCH");
@@ -223,18 +226,25 @@ TEST_CASE("client: request shapes of get, create, merge patch, apply, status and
     CHECK(reqs[5].target == k_tm + "/status");
     CHECK(reqs[6].method == "DELETE");
     CHECK(doc::Value::parse(reqs[6].body) ==
-          doc::Value::parse(R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground",)"
-                            R"("preconditions":{"uid":"uid-1","resourceVersion":"42"}})"));
+          doc::Value::parse(
+              R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground",)"
+              R"("preconditions":{"uid":"uid-1","resourceVersion":"42"}})"));
     CHECK(srv.connections() == 1); // keep-alive: one connection for all calls
 }
 
 TEST_CASE("client: list follows continue tokens", "[kube][client]") {
     FakeServer srv([](const FakeServer::Request& r) {
         if (r.target.find("continue=") == std::string::npos) {
-            return FakeServer::Reply{200, R"({"kind":"TalosMachineList","metadata":{"resourceVersion":"1",)"
-                                          R"("continue":"t1","remainingItemCount":1},"items":[{"n":1}]})", {}};
+            return FakeServer::Reply{
+                200,
+                R"({"kind":"TalosMachineList","metadata":{"resourceVersion":"1",)"
+                R"("continue":"t1","remainingItemCount":1},"items":[{"n":1}]})",
+                {}};
         }
-        return FakeServer::Reply{200, R"({"kind":"TalosMachineList","metadata":{"resourceVersion":"1"},"items":[{"n":2}]})", {}};
+        return FakeServer::Reply{
+            200,
+            R"({"kind":"TalosMachineList","metadata":{"resourceVersion":"1"},"items":[{"n":2}]})",
+            {}};
     });
     Client c(config_for(srv.url()), Environment{}, test_options());
     auto l = c.list(ichor_path("talosmachines", "ichor-system"), {"app=x", "", 1});
@@ -243,17 +253,21 @@ TEST_CASE("client: list follows continue tokens", "[kube][client]") {
     CHECK((*l)["metadata"] == doc::Value::parse(R"({"resourceVersion":"1"})"));
     auto reqs = srv.requests();
     REQUIRE(reqs.size() == 2);
-    CHECK(reqs[0].target == ichor_path("talosmachines", "ichor-system") + "?labelSelector=app%3Dx&limit=1");
-    CHECK(reqs[1].target == ichor_path("talosmachines", "ichor-system") + "?labelSelector=app%3Dx&limit=1&continue=t1");
+    CHECK(reqs[0].target ==
+          ichor_path("talosmachines", "ichor-system") + "?labelSelector=app%3Dx&limit=1");
+    CHECK(reqs[1].target == ichor_path("talosmachines", "ichor-system") +
+                                "?labelSelector=app%3Dx&limit=1&continue=t1");
 }
 
 TEST_CASE("client: list restarts unpaged when the continue token expired", "[kube][client]") {
     FakeServer srv([](const FakeServer::Request& r) {
         if (r.target.find("continue=") != std::string::npos) {
-            return FakeServer::Reply{410, R"({"kind":"Status","reason":"Expired","message":"too old","code":410})", {}};
+            return FakeServer::Reply{
+                410, R"({"kind":"Status","reason":"Expired","message":"too old","code":410})", {}};
         }
         if (r.target.find("limit=") != std::string::npos) {
-            return FakeServer::Reply{200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})", {}};
+            return FakeServer::Reply{
+                200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})", {}};
         }
         return FakeServer::Reply{200, R"({"metadata":{},"items":[{"n":1},{"n":2},{"n":3}]})", {}};
     });
@@ -263,12 +277,15 @@ TEST_CASE("client: list restarts unpaged when the continue token expired", "[kub
     CHECK((*l)["items"].size() == 3);
 }
 
-TEST_CASE("client: 429 and 503 are retried after Retry-After, at most max_attempts tries", "[kube][client]") {
+TEST_CASE("client: 429 and 503 are retried after Retry-After, at most max_attempts tries",
+          "[kube][client]") {
     int calls = 0;
     FakeServer srv([&](const FakeServer::Request&) {
         ++calls;
         if (calls == 1) {
-            return FakeServer::Reply{429, R"({"kind":"Status","reason":"TooManyRequests","code":429})", {"Retry-After: 2"}};
+            return FakeServer::Reply{429,
+                                     R"({"kind":"Status","reason":"TooManyRequests","code":429})",
+                                     {"Retry-After: 2"}};
         }
         if (calls == 2) {
             return FakeServer::Reply{503, "unavailable", {}};
@@ -282,8 +299,10 @@ TEST_CASE("client: 429 and 503 are retried after Retry-After, at most max_attemp
     CHECK(g_sleeps == std::vector<std::int64_t>{2000, 1000});
 
     FakeServer busy([](const FakeServer::Request&) {
-        return FakeServer::Reply{503, R"({"kind":"Status","reason":"ServiceUnavailable","message":"busy","code":503})",
-                                 {"Retry-After: 120"}};
+        return FakeServer::Reply{
+            503,
+            R"({"kind":"Status","reason":"ServiceUnavailable","message":"busy","code":503})",
+            {"Retry-After: 120"}};
     });
     g_sleeps.clear();
     Client b(config_for(busy.url()), Environment{}, test_options());
@@ -297,7 +316,10 @@ TEST_CASE("client: 429 and 503 are retried after Retry-After, at most max_attemp
 
 TEST_CASE("client: warnings reach the callback once each", "[kube][client]") {
     FakeServer srv([](const FakeServer::Request&) {
-        return FakeServer::Reply{200, "{}", {R"(Warning: 299 - "unknown field \"spec.foo\"")", R"(Warning: 299 - "second")"}};
+        return FakeServer::Reply{
+            200,
+            "{}",
+            {R"(Warning: 299 - "unknown field \"spec.foo\"")", R"(Warning: 299 - "second")"}};
     });
     std::vector<std::string> warnings;
     ClientOptions o = test_options();
@@ -311,11 +333,17 @@ TEST_CASE("client: warnings reach the callback once each", "[kube][client]") {
 TEST_CASE("client: API errors are typed by reason", "[kube][client]") {
     FakeServer srv([](const FakeServer::Request& r) {
         if (r.method == "POST") {
-            return FakeServer::Reply{409, R"({"kind":"Status","status":"Failure","reason":"AlreadyExists",)"
-                                          R"("message":"talosmachines.ichor.maesh.dev \"m1\" already exists","code":409})", {}};
+            return FakeServer::Reply{
+                409,
+                R"({"kind":"Status","status":"Failure","reason":"AlreadyExists",)"
+                R"("message":"talosmachines.ichor.maesh.dev \"m1\" already exists","code":409})",
+                {}};
         }
-        return FakeServer::Reply{404, R"({"kind":"Status","status":"Failure","reason":"NotFound",)"
-                                      R"("message":"talosmachines.ichor.maesh.dev \"m1\" not found","code":404})", {}};
+        return FakeServer::Reply{
+            404,
+            R"({"kind":"Status","status":"Failure","reason":"NotFound",)"
+            R"("message":"talosmachines.ichor.maesh.dev \"m1\" not found","code":404})",
+            {}};
     });
     Client c(config_for(srv.url()), Environment{}, test_options());
     auto nf = c.get(k_tm);
@@ -328,17 +356,27 @@ TEST_CASE("client: API errors are typed by reason", "[kube][client]") {
     CHECK(ae.error().code == "AlreadyExists");
 }
 
-TEST_CASE("client: 401 with an exec plugin runs the plugin again and retries once", "[kube][client]") {
+TEST_CASE("client: 401 with an exec plugin runs the plugin again and retries once",
+          "[kube][client]") {
     TempDir t;
     // Each run prints a new token: tok-1, tok-2, ...
-    t.write("plug", "#!/bin/sh\nn=$(cat \"" + t.path() + "/count\" 2>/dev/null || echo 0)\nn=$((n+1))\n"
-                    "echo $n > \"" + t.path() + "/count\"\n"
-                    "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
-                    "\"status\":{\"token\":\"tok-%s\",\"expirationTimestamp\":\"2100-01-01T00:00:00Z\"}}' $n\n",
+    t.write("plug",
+            "#!/bin/sh\nn=$(cat \"" + t.path() +
+                "/count\" 2>/dev/null || echo 0)\nn=$((n+1))\n"
+                "echo $n > \"" +
+                t.path() +
+                "/count\"\n"
+                "printf "
+                "'{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+                "\"status\":{\"token\":\"tok-%s\",\"expirationTimestamp\":\"2100-01-01T00:00:00Z\"}"
+                "}' $n\n",
             0755);
     FakeServer srv([](const FakeServer::Request& r) {
         if (r.headers.at("authorization") == "Bearer tok-1") {
-            return FakeServer::Reply{401, R"({"kind":"Status","reason":"Unauthorized","message":"Unauthorized","code":401})", {}};
+            return FakeServer::Reply{
+                401,
+                R"({"kind":"Status","reason":"Unauthorized","message":"Unauthorized","code":401})",
+                {}};
         }
         return FakeServer::Reply{200, R"({"who":")" + r.headers.at("authorization") + "\"}", {}};
     });
@@ -368,7 +406,8 @@ TEST_CASE("client: 401 with an exec plugin runs the plugin again and retries onc
     CHECK(util::trim(t.read("count")) == "4");
 }
 
-TEST_CASE("client: transport failures name the server; the process proxy is not used", "[kube][client]") {
+TEST_CASE("client: transport failures name the server; the process proxy is not used",
+          "[kube][client]") {
     int port;
     {
         FakeServer gone([](const FakeServer::Request&) { return FakeServer::Reply{}; });
@@ -380,11 +419,12 @@ TEST_CASE("client: transport failures name the server; the process proxy is not 
     REQUIRE_FALSE(e.ok());
     CHECK(e.error().kind == ErrorKind::Unreachable);
     CHECK(e.error().code == "Unreachable");
-    CHECK(util::starts_with(e.error().message, "cannot reach the Kubernetes API at " + server + ": "));
+    CHECK(util::starts_with(e.error().message,
+                            "cannot reach the Kubernetes API at " + server + ": "));
 
     FakeServer srv([](const FakeServer::Request&) { return FakeServer::Reply{}; });
     Environment env;
-    env.vars["HTTP_PROXY"] = "http://127.0.0.1:1"; // loopback targets bypass environment proxies
+    env.vars["HTTP_PROXY"] = "http://127.0.0.1:1";   // loopback targets bypass environment proxies
     ::setenv("http_proxy", "http://127.0.0.1:1", 1); // and libcurl must not pick this up itself
     Client direct(config_for(srv.url()), env, test_options());
     auto ok = direct.get(k_tm);

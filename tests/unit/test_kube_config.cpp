@@ -2,7 +2,6 @@
 #include "common/kube/paths.h"
 #include "common/kube/transport.h"
 #include "common/util/strings.h"
-
 #include "test_kube_support.h"
 
 #include <catch2/catch.hpp>
@@ -69,7 +68,8 @@ TEST_CASE("KUBECONFIG: first file wins whole entries, missing files skipped", "[
     TempDir t;
     std::string a = t.write("a.yaml", k_file_a);
     std::string b = t.write("b.yaml", k_file_b);
-    auto env = env_with({{"KUBECONFIG", a + "::" + t.path() + "/missing.yaml:" + b}, {"HOME", t.path()}});
+    auto env =
+        env_with({{"KUBECONFIG", a + "::" + t.path() + "/missing.yaml:" + b}, {"HOME", t.path()}});
 
     auto merged = merge_kubeconfigs(kubeconfig_files({}, env), true);
     REQUIRE(merged.ok());
@@ -131,12 +131,13 @@ TEST_CASE("kubeconfig selection: --kubeconfig, KUBECONFIG, ~/.kube/config", "[ku
     auto e = load_config(missing, env_with({{"KUBECONFIG", b}}));
     REQUIRE_FALSE(e.ok());
     CHECK(e.error().kind == ErrorKind::Config);
-    CHECK(e.error().message == "kubeconfig: open " + t.path() + "/nope.yaml: No such file or directory");
+    CHECK(e.error().message ==
+          "kubeconfig: open " + t.path() + "/nope.yaml: No such file or directory");
 
     auto none = load_config({}, env_with({{"KUBECONFIG", t.path() + "/x:" + t.path() + "/y"}}));
     REQUIRE_FALSE(none.ok());
-    CHECK(none.error().message == "no kubeconfig: none of the files in KUBECONFIG exist (" + t.path() + "/x, " +
-                                      t.path() + "/y)");
+    CHECK(none.error().message == "no kubeconfig: none of the files in KUBECONFIG exist (" +
+                                      t.path() + "/x, " + t.path() + "/y)");
     CHECK(none.error().hint == "pass --kubeconfig FILE or set KUBECONFIG");
 
     std::string bad = t.write("bad.yaml", "clusters: [\n");
@@ -165,15 +166,20 @@ TEST_CASE("context and namespace selection", "[kube][config]") {
     CHECK(e.error().message == "kubeconfig " + a + ": context \"nope\" not found");
     CHECK(e.error().hint == "kubectl config get-contexts");
 
-    std::string no_current = t.write("nc.yaml", "contexts:\n- name: x\n  context: {cluster: c, user: u}\n");
+    std::string no_current =
+        t.write("nc.yaml", "contexts:\n- name: x\n  context: {cluster: c, user: u}\n");
     auto nc = load_config({}, env_with({{"KUBECONFIG", no_current}}));
     REQUIRE_FALSE(nc.ok());
     CHECK(nc.error().message == "kubeconfig " + no_current + ": current-context is not set");
 
-    std::string dangling = t.write("d.yaml", "current-context: x\ncontexts:\n- name: x\n  context: {cluster: gone, user: u}\n");
+    std::string dangling =
+        t.write("d.yaml",
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: gone, user: u}\n");
     auto d = load_config({}, env_with({{"KUBECONFIG", dangling}}));
     REQUIRE_FALSE(d.ok());
-    CHECK(d.error().message == "kubeconfig " + dangling + ": contexts[x].context.cluster: cluster \"gone\" is not defined");
+    CHECK(d.error().message ==
+          "kubeconfig " + dangling +
+              ": contexts[x].context.cluster: cluster \"gone\" is not defined");
     CHECK(d.error().hint == "kubectl config get-clusters");
 }
 
@@ -224,48 +230,60 @@ contexts:
 TEST_CASE("inline data wins over files; broken fields are named", "[kube][config]") {
     TempDir t;
     std::string ca64 = util::base64_encode("INLINE CA\n");
-    std::string kc = t.write("kc", "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://h\n"
-                                   "    certificate-authority: missing.crt\n    certificate-authority-data: " + ca64 +
-                                   "\nusers:\n- name: u\n  user:\n    client-certificate-data: " +
-                                   util::base64_encode("C") + "\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n");
+    std::string kc = t.write(
+        "kc", "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://h\n"
+              "    certificate-authority: missing.crt\n    certificate-authority-data: " +
+                  ca64 + "\nusers:\n- name: u\n  user:\n    client-certificate-data: " +
+                  util::base64_encode("C") +
+                  "\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n");
     std::vector<std::string> warnings;
     LoadOptions o;
     o.warn = [&](std::string_view w) { warnings.emplace_back(w); };
     auto rc = load_config(o, env_with({{"KUBECONFIG", kc}}));
     REQUIRE_FALSE(rc.ok()); // the certificate has no key
-    CHECK(rc.error().message == "kubeconfig " + kc + ": users[u].user: client-certificate is set without client-key");
+    CHECK(rc.error().message ==
+          "kubeconfig " + kc + ": users[u].user: client-certificate is set without client-key");
     REQUIRE(warnings.size() == 1);
-    CHECK(warnings[0] == "kubeconfig " + kc + ": clusters[k].cluster: certificate-authority-data and "
-                         "certificate-authority are both set; certificate-authority-data is used");
+    CHECK(warnings[0] ==
+          "kubeconfig " + kc +
+              ": clusters[k].cluster: certificate-authority-data and "
+              "certificate-authority are both set; certificate-authority-data is used");
 
-    std::string kc2 = t.write("kc2", "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://h\n"
-                                     "users:\n- name: u\n  user:\n    tokenFile: no-such-token\n"
-                                     "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
+    std::string kc2 = t.write(
+        "kc2", "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://h\n"
+               "users:\n- name: u\n  user:\n    tokenFile: no-such-token\n"
+               "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
     auto e = load_config({}, env_with({{"KUBECONFIG", kc2}}));
     REQUIRE_FALSE(e.ok());
     CHECK(e.error().kind == ErrorKind::Config);
     CHECK(e.error().message == "kubeconfig " + kc2 + ": users[u].user.tokenFile: open " + t.path() +
                                    "/no-such-token: No such file or directory");
 
-    std::string kc3 = t.write("kc3", "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://h\n"
-                                     "    insecure-skip-tls-verify: true\n    certificate-authority-data: " + ca64 +
-                                     "\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n");
+    std::string kc3 = t.write(
+        "kc3", "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: https://h\n"
+               "    insecure-skip-tls-verify: true\n    certificate-authority-data: " +
+                   ca64 +
+                   "\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: k, "
+                   "user: u}\n");
     auto both = load_config({}, env_with({{"KUBECONFIG", kc3}}));
     REQUIRE_FALSE(both.ok());
-    CHECK(both.error().message == "kubeconfig " + kc3 + ": clusters[k].cluster: certificate-authority and "
-                                  "insecure-skip-tls-verify cannot be used together");
+    CHECK(both.error().message == "kubeconfig " + kc3 +
+                                      ": clusters[k].cluster: certificate-authority and "
+                                      "insecure-skip-tls-verify cannot be used together");
 }
 
 TEST_CASE("exec configuration is validated at load", "[kube][config]") {
     TempDir t;
     auto kc_with = [&](const std::string& exec) {
-        return t.write("kc", "current-context: c\nclusters:\n- name: k\n  cluster: {server: https://h}\n"
-                             "users:\n- name: u\n  user:\n    exec:\n" + exec +
-                             "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
+        return t.write("kc",
+                       "current-context: c\nclusters:\n- name: k\n  cluster: {server: https://h}\n"
+                       "users:\n- name: u\n  user:\n    exec:\n" +
+                           exec + "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
     };
-    std::string kc = kc_with("      command: plug\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
-                             "      args: [a, b]\n      env:\n      - {name: X, value: '1'}\n"
-                             "      installHint: get plug\n      provideClusterInfo: true\n");
+    std::string kc =
+        kc_with("      command: plug\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                "      args: [a, b]\n      env:\n      - {name: X, value: '1'}\n"
+                "      installHint: get plug\n      provideClusterInfo: true\n");
     auto rc = load_config({}, env_with({{"KUBECONFIG", kc}}));
     REQUIRE(rc.ok());
     REQUIRE(rc->user.exec);
@@ -278,14 +296,19 @@ TEST_CASE("exec configuration is validated at load", "[kube][config]") {
     kc = kc_with("      command: plug\n      apiVersion: client.authentication.k8s.io/v1\n");
     auto v1 = load_config({}, env_with({{"KUBECONFIG", kc}}));
     REQUIRE_FALSE(v1.ok());
-    CHECK(v1.error().message == "kubeconfig " + kc + ": users[u].user.exec.interactiveMode: required by "
-                                "client.authentication.k8s.io/v1 (Never, IfAvailable or Always)");
+    CHECK(v1.error().message ==
+          "kubeconfig " + kc +
+              ": users[u].user.exec.interactiveMode: required by "
+              "client.authentication.k8s.io/v1 (Never, IfAvailable or Always)");
 
     kc = kc_with("      command: plug\n      apiVersion: client.authentication.k8s.io/v1alpha1\n");
     auto old = load_config({}, env_with({{"KUBECONFIG", kc}}));
     REQUIRE_FALSE(old.ok());
-    CHECK(old.error().message == "kubeconfig " + kc + ": users[u].user.exec.apiVersion: \"client.authentication."
-                                 "k8s.io/v1alpha1\" is not supported (use client.authentication.k8s.io/v1 or v1beta1)");
+    CHECK(
+        old.error().message ==
+        "kubeconfig " + kc +
+            ": users[u].user.exec.apiVersion: \"client.authentication."
+            "k8s.io/v1alpha1\" is not supported (use client.authentication.k8s.io/v1 or v1beta1)");
 }
 
 TEST_CASE("in-cluster config when no kubeconfig exists", "[kube][config]") {
@@ -295,7 +318,9 @@ TEST_CASE("in-cluster config when no kubeconfig exists", "[kube][config]") {
     t.write("sa/namespace", "pods-ns\n");
     LoadOptions o;
     o.service_account_dir = t.path() + "/sa";
-    auto env = env_with({{"HOME", t.path()}, {"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}});
+    auto env = env_with({{"HOME", t.path()},
+                         {"KUBERNETES_SERVICE_HOST", "fd00::1"},
+                         {"KUBERNETES_SERVICE_PORT", "443"}});
     auto rc = load_config(o, env);
     REQUIRE(rc.ok());
     CHECK(rc->source == "in-cluster config");
@@ -318,7 +343,8 @@ TEST_CASE("in-cluster config when no kubeconfig exists", "[kube][config]") {
 TEST_CASE("resource paths", "[kube][paths]") {
     CHECK(ichor_path("talosmachines", "ichor-system", "m1") ==
           "/apis/ichor.maesh.dev/v1alpha1/namespaces/ichor-system/talosmachines/m1");
-    CHECK(ichor_path("talosclusters", "ns") == "/apis/ichor.maesh.dev/v1alpha1/namespaces/ns/talosclusters");
+    CHECK(ichor_path("talosclusters", "ns") ==
+          "/apis/ichor.maesh.dev/v1alpha1/namespaces/ns/talosclusters");
     CHECK(secret_path("ns", "bundle") == "/api/v1/namespaces/ns/secrets/bundle");
     CHECK(events_path("ns") == "/api/v1/namespaces/ns/events");
     CHECK(resource_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "x") ==
@@ -326,7 +352,8 @@ TEST_CASE("resource paths", "[kube][paths]") {
     CHECK(status_path(ichor_path("talosmachines", "n", "m")) ==
           "/apis/ichor.maesh.dev/v1alpha1/namespaces/n/talosmachines/m/status");
     doc::Value obj = {{"apiVersion", "ichor.maesh.dev/v1alpha1"}, {"metadata", {{"name", "m2"}}}};
-    CHECK(object_path(obj, "talosmachines", "dflt") == "/apis/ichor.maesh.dev/v1alpha1/namespaces/dflt/talosmachines/m2");
+    CHECK(object_path(obj, "talosmachines", "dflt") ==
+          "/apis/ichor.maesh.dev/v1alpha1/namespaces/dflt/talosmachines/m2");
     doc::Value secret = {{"apiVersion", "v1"}, {"metadata", {{"name", "s"}, {"namespace", "x"}}}};
     CHECK(object_path(secret, "secrets", "dflt") == "/api/v1/namespaces/x/secrets/s");
     CHECK(query_string({{"labelSelector", "a=b,c in (d)"}, {"continue", ""}, {"limit", "5"}}) ==

@@ -1,6 +1,5 @@
 #include "common/kube/exec_plugin.h"
 #include "common/util/strings.h"
-
 #include "test_kube_support.h"
 
 #include <catch2/catch.hpp>
@@ -15,11 +14,16 @@ const char* const k_v1 = "client.authentication.k8s.io/v1";
 
 // A plugin: a shell script printing `reply` (after recording its inputs in the folder).
 ExecConfig plugin(const TempDir& t, const std::string& reply, const std::string& extra = {}) {
-    t.write("bin/plug", "#!/bin/sh\n"
-                        "printf '%s' \"$KUBERNETES_EXEC_INFO\" > \"" + t.path() + "/info\"\n"
-                        "printf '%s ' \"$@\" > \"" + t.path() + "/args\"\n"
-                        "printf '%s' \"$FROM_KUBECONFIG\" > \"" + t.path() + "/env\"\n" +
-                        extra + "cat <<'EOF'\n" + reply + "\nEOF\n",
+    t.write("bin/plug",
+            "#!/bin/sh\n"
+            "printf '%s' \"$KUBERNETES_EXEC_INFO\" > \"" +
+                t.path() +
+                "/info\"\n"
+                "printf '%s ' \"$@\" > \"" +
+                t.path() +
+                "/args\"\n"
+                "printf '%s' \"$FROM_KUBECONFIG\" > \"" +
+                t.path() + "/env\"\n" + extra + "cat <<'EOF'\n" + reply + "\nEOF\n",
             0755);
     ExecConfig e;
     e.command = "bin/plug"; // relative: resolved against the kubeconfig folder
@@ -62,21 +66,25 @@ TEST_CASE("exec plugin: token reply, inputs passed", "[kube][exec]") {
     CHECK(t.read("env") == "yes");
     auto info = doc::parse_one(t.read("info"), "info");
     REQUIRE(info.ok());
-    CHECK(*info == doc::Value::parse(R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",)"
-                                     R"("spec":{"interactive":false}})"));
+    CHECK(*info == doc::Value::parse(
+                       R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",)"
+                       R"("spec":{"interactive":false}})"));
 
     e.provide_cluster_info = true;
     REQUIRE(run_exec_plugin(e, c, base_env(), quiet_io()).ok());
     auto with_cluster = doc::parse_one(t.read("info"), "info");
     CHECK(doc::get_string(*with_cluster, "spec.cluster.server") == "https://h:6443");
-    CHECK(doc::get_string(*with_cluster, "spec.cluster.certificate-authority-data") == util::base64_encode("CA"));
+    CHECK(doc::get_string(*with_cluster, "spec.cluster.certificate-authority-data") ==
+          util::base64_encode("CA"));
 }
 
 TEST_CASE("exec plugin: client certificate reply with expiry", "[kube][exec]") {
     TempDir t;
-    auto e = plugin(t, R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":)"
-                       R"({"clientCertificateData":"CERT","clientKeyData":"KEY",)"
-                       R"("expirationTimestamp":"2030-01-02T03:04:05Z"}})");
+    auto e = plugin(
+        t,
+        R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":)"
+        R"({"clientCertificateData":"CERT","clientKeyData":"KEY",)"
+        R"("expirationTimestamp":"2030-01-02T03:04:05Z"}})");
     e.api_version = "client.authentication.k8s.io/v1beta1";
     auto cred = run_exec_plugin(e, {}, base_env(), quiet_io());
     REQUIRE(cred.ok());
@@ -98,7 +106,8 @@ TEST_CASE("exec plugin: bad replies are clear errors", "[kube][exec]") {
     std::vector<Case> cases = {
         {"not json", "\"bin/plug\" did not print an ExecCredential as JSON (got \"not json\")"},
         {R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"x"}})",
-         "\"bin/plug\" replied with apiVersion \"client.authentication.k8s.io/v1beta1\", but the kubeconfig asks "
+         "\"bin/plug\" replied with apiVersion \"client.authentication.k8s.io/v1beta1\", but the "
+         "kubeconfig asks "
          "for \"client.authentication.k8s.io/v1\""},
         {R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"Status"})",
          "\"bin/plug\" replied with kind \"Status\", not ExecCredential"},
@@ -107,7 +116,8 @@ TEST_CASE("exec plugin: bad replies are clear errors", "[kube][exec]") {
         {R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})",
          "\"bin/plug\" returned neither a token nor a client certificate"},
         {R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientKeyData":"K"}})",
-         "\"bin/plug\" returned only one of clientCertificateData and clientKeyData; both are needed"},
+         "\"bin/plug\" returned only one of clientCertificateData and clientKeyData; both are "
+         "needed"},
         {R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x",)"
          R"("expirationTimestamp":"tomorrow"}})",
          "\"bin/plug\" returned expirationTimestamp \"tomorrow\", which is not an RFC 3339 time"},
@@ -147,7 +157,8 @@ TEST_CASE("exec plugin: failures and interactive mode", "[kube][exec]") {
     auto cred = run_exec_plugin(e, {}, base_env(), quiet_io());
     REQUIRE_FALSE(cred.ok());
     CHECK(cred.error().code == "ExecPluginFailed");
-    CHECK(cred.error().message == e.where + ": \"bin/plug\" exited with status 3: login required: run plug login");
+    CHECK(cred.error().message ==
+          e.where + ": \"bin/plug\" exited with status 3: login required: run plug login");
 
     auto slow = plugin(t, "{}", "sleep 5\n");
     ExecIo io = quiet_io();
@@ -156,7 +167,9 @@ TEST_CASE("exec plugin: failures and interactive mode", "[kube][exec]") {
     REQUIRE_FALSE(timed_out.ok());
     CHECK(timed_out.error().message == e.where + ": \"bin/plug\" did not finish within 200ms");
 
-    auto always = plugin(t, R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x"}})");
+    auto always = plugin(
+        t,
+        R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x"}})");
     always.interactive_mode = "Always";
     std::filesystem::remove(t.path() + "/info");
     auto refused = run_exec_plugin(always, {}, base_env(), quiet_io());

@@ -13,7 +13,7 @@
 namespace ichor::kube::testing {
 
 class TempDir {
-public:
+  public:
     TempDir() {
         std::string tmpl = (std::filesystem::temp_directory_path() / "ichor-kube-XXXXXX").string();
         m_path = ::mkdtemp(tmpl.data());
@@ -27,7 +27,8 @@ public:
 
     [[nodiscard]] const std::string& path() const { return m_path; }
     // Writes PATH (relative to the folder, parents made) and returns its full path.
-    std::string write(const std::string& rel, const std::string& content, unsigned mode = 0644) const {
+    std::string write(const std::string& rel, const std::string& content,
+                      unsigned mode = 0644) const {
         std::filesystem::path p = std::filesystem::path(m_path) / rel;
         std::filesystem::create_directories(p.parent_path());
         std::ofstream(p, std::ios::binary) << content;
@@ -39,7 +40,7 @@ public:
         return std::string(std::istreambuf_iterator<char>(in), {});
     }
 
-private:
+  private:
     std::string m_path;
 };
 

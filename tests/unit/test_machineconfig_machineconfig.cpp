@@ -15,7 +15,9 @@ std::string legacy_config() {
            "  type: worker\n"
            "  token: abcdef.0123456789abcdef\n"
            "  ca:\n"
-           "    crt: " + util::base64_encode(k_ca_pem) + "\n"
+           "    crt: " +
+           util::base64_encode(k_ca_pem) +
+           "\n"
            "    key: \"\"\n"
            "  install:\n"
            "    disk: /dev/sda\n"
@@ -45,7 +47,9 @@ std::string v114_config() {
            "  type: controlplane\n"
            "  token: abcdef.0123456789abcdef\n"
            "  ca:\n"
-           "    crt: " + util::base64_encode(k_ca_pem) + "\n"
+           "    crt: " +
+           util::base64_encode(k_ca_pem) +
+           "\n"
            "    key: c2VjcmV0\n"
            "cluster:\n"
            "  token: ghijkl.0123456789abcdef\n"

@@ -61,7 +61,8 @@ cluster:
       - name: PodSecurity
         configuration: {y: 2}
       - name: Other
-)").ok());
+)")
+                .ok());
     const Value& m = docs[0]["machine"];
     CHECK(m["certSANs"] == Value::array({"a.example", "b.example"}));
     CHECK(m["sysctls"]["net.core.somaxconn"] == "65535");
@@ -87,13 +88,15 @@ apiVersion: v1alpha1
 kind: RegistryMirrorConfig
 name: ghcr.io
 endpoints: [{url: https://g}]
-)").ok());
+)")
+                .ok());
     REQUIRE(docs.size() == 4);
     CHECK(docs[1]["endpoints"].size() == 2);
     CHECK(render::document_id(docs[3]) == "v1alpha1/RegistryMirrorConfig/ghcr.io");
 }
 
-TEST_CASE("$patch: delete removes keys, list items and documents; delete then set", "[render][patch]") {
+TEST_CASE("$patch: delete removes keys, list items and documents; delete then set",
+          "[render][patch]") {
     auto docs = config(k_base);
     REQUIRE(patch_with(docs, R"(machine:
   sysctls:
@@ -122,7 +125,8 @@ apiVersion: v1alpha1
 kind: RegistryMirrorConfig
 name: docker.io
 endpoints: [{url: https://only}]
-)").ok());
+)")
+                .ok());
     const Value& m = docs[0]["machine"];
     CHECK_FALSE(m["sysctls"].contains("vm.swappiness"));
     CHECK(m["kernel"]["modules"] == Value::array({Value{{"name", "br_netfilter"}}}));
@@ -148,7 +152,8 @@ TEST_CASE("a patch of the wrong type names the path", "[render][patch]") {
     REQUIRE_FALSE(st3.ok());
     CHECK(st3.error().message.starts_with("TalosConfigPatch p:"));
 
-    auto st4 = patch_with(docs, "machine:\n  kernel:\n    modules:\n      - name: nope\n        $patch: delete\n");
+    auto st4 = patch_with(
+        docs, "machine:\n  kernel:\n    modules:\n      - name: nope\n        $patch: delete\n");
     REQUIRE_FALSE(st4.ok());
     CHECK(st4.error().message.find("machine.kernel.modules") != std::string::npos);
 }

@@ -166,7 +166,8 @@ TEST_CASE("render refuses an unknown contract and a cluster without its fields",
 
 TEST_CASE("patches are selected by cluster, role and machine and ordered by layer, order, name",
           "[render]") {
-    auto patch = [](std::string name, std::string cluster, std::string layer, std::string target, int order) {
+    auto patch = [](std::string name, std::string cluster, std::string layer, std::string target,
+                    int order) {
         Value p = Value::object();
         p["metadata"]["name"] = name;
         p["spec"]["cluster"] = cluster;
@@ -179,10 +180,11 @@ TEST_CASE("patches are selected by cluster, role and machine and ordered by laye
         p["spec"]["order"] = order;
         return p;
     };
-    std::vector<Value> ps = {patch("m1", "prod", "machine", "w1", 0), patch("r-cp", "prod", "role", "controlplane", 0),
-                             patch("c-b", "prod", "cluster", "", 1), patch("c-a", "prod", "cluster", "", 1),
-                             patch("c-0", "prod", "cluster", "", 0), patch("r-w", "prod", "role", "worker", -1),
-                             patch("other", "lab-b", "cluster", "", 0), patch("m2", "prod", "machine", "w2", 0)};
+    std::vector<Value> ps = {
+        patch("m1", "prod", "machine", "w1", 0),   patch("r-cp", "prod", "role", "controlplane", 0),
+        patch("c-b", "prod", "cluster", "", 1),    patch("c-a", "prod", "cluster", "", 1),
+        patch("c-0", "prod", "cluster", "", 0),    patch("r-w", "prod", "role", "worker", -1),
+        patch("other", "lab-b", "cluster", "", 0), patch("m2", "prod", "machine", "w2", 0)};
     auto sel = render::select_patches(ps, "prod", "worker", "w1");
     std::vector<std::string> names;
     for (const Value* p : sel) {

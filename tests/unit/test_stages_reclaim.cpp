@@ -114,7 +114,7 @@ std::string refusal_text(const Value& item, const stages::Known& k, const stages
 }
 
 class FakeNode final : public stages::ReclaimNode {
-public:
+  public:
     Value item = configured();
     Value inspect_results = Value::array();
     std::vector<std::string> asked_members;
@@ -144,7 +144,7 @@ public:
 };
 
 class FakeRegistry final : public stages::ReclaimRegistry {
-public:
+  public:
     stages::Known k = known_with();
     std::vector<Value> created;
     std::vector<std::pair<std::string, Value>> status_patches;

@@ -35,14 +35,17 @@ Value inspection(const std::string& addr, const std::string& mode, const std::st
     return v;
 }
 
-std::string code_of(const Value& r) { return r["tags"]["ichor.maesh.dev/code"].get<std::string>(); }
+std::string code_of(const Value& r) {
+    return r["tags"]["ichor.maesh.dev/code"].get<std::string>();
+}
 } // namespace
 
 TEST_CASE("trust verdicts", "[stages][trust]") {
     auto b = make_bundle();
     doc::ResourceList list;
     list.items.push_back(inspection("10.0.0.1", "configured", "verified", "prod-id", k_ca, "prod"));
-    list.items.push_back(inspection("10.0.0.2", "configured", "verified", "other-id", "X", "lab-b"));
+    list.items.push_back(
+        inspection("10.0.0.2", "configured", "verified", "other-id", "X", "lab-b"));
     list.items.push_back(inspection("10.0.0.3", "configured", "unknownAuthority", "", "", ""));
     list.items.push_back(inspection("10.0.0.4", "maintenance", "insecure", "", "", ""));
     list.items.push_back(inspection("10.0.0.5", "unreachable", "failed", "", "", ""));
@@ -63,19 +66,22 @@ TEST_CASE("trust verdicts", "[stages][trust]") {
     CHECK(code_of(list.results[0]) == "OtherCluster");
     std::string m = list.results[0]["message"];
     CHECK(m.find("10.0.0.2: belongs to cluster \"lab-b\", not to \"prod\"") == 0);
-    CHECK(m.find("kubectl ichor reclaim 10.0.0.2 --talosconfig /tc --cluster prod") != std::string::npos);
+    CHECK(m.find("kubectl ichor reclaim 10.0.0.2 --talosconfig /tc --cluster prod") !=
+          std::string::npos);
     CHECK(m.find("--add-machine") != std::string::npos);
     std::string u = list.results[1]["message"];
     CHECK(u.find("--talosconfig is the wrong one") != std::string::npos);
     CHECK(u.find("x509") == std::string::npos);
-    CHECK(list.results[2]["message"].get<std::string>().find("discovery and approval") != std::string::npos);
+    CHECK(list.results[2]["message"].get<std::string>().find("discovery and approval") !=
+          std::string::npos);
 }
 
 TEST_CASE("same cluster ID but another CA is not a member", "[stages][trust]") {
     auto b = make_bundle();
     doc::ResourceList list;
-    list.items.push_back(inspection("10.0.0.9", "configured", "verified", "prod-id",
-                                    "-----BEGIN CERTIFICATE-----\nWFla\n-----END CERTIFICATE-----\n", "prod"));
+    list.items.push_back(
+        inspection("10.0.0.9", "configured", "verified", "prod-id",
+                   "-----BEGIN CERTIFICATE-----\nWFla\n-----END CERTIFICATE-----\n", "prod"));
     CHECK(stages::check_trust(list, b, {"prod", "ichor-system"}) == 1);
     CHECK(list.items[0]["status"]["trust"]["talosCA"] == false);
     CHECK(list.items[0]["status"]["trust"]["clusterID"] == true);

@@ -48,7 +48,8 @@ TEST_CASE("bad addresses are usage errors naming the text", "[talos]") {
     check("[fd00::1", "bad address \"[fd00::1\": missing \"]\"");
     check("[fd00::1]x", "bad address \"[fd00::1]x\": unexpected text after \"]\"");
     check("[host]:1", "bad address \"[host]:1\": brackets must hold an IPv6 address");
-    check("https://10.0.0.1:50000", "bad address \"https://10.0.0.1:50000\": give a host or host:port, not a URL");
+    check("https://10.0.0.1:50000",
+          "bad address \"https://10.0.0.1:50000\": give a host or host:port, not a URL");
     check("a b", "bad address \"a b\": host \"a b\" has characters a host name cannot have");
     check("fd00::zz", "bad address \"fd00::zz\": not an IPv6 address (write [v6]:port)");
 }

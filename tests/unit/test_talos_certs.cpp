@@ -1,6 +1,5 @@
 #include "common/talos/certs.h"
 #include "common/util/strings.h"
-
 #include "test_talos_fixtures.h"
 
 #include <catch2/catch.hpp>
@@ -22,7 +21,8 @@ TEST_CASE("the ED25519 PRIVATE KEY label is rewritten for OpenSSL", "[talos]") {
 }
 
 TEST_CASE("certificates and keys that do not parse are config errors", "[talos]") {
-    auto bad_cert = check_certificate("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+    auto bad_cert =
+        check_certificate("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
     REQUIRE_FALSE(bad_cert.ok());
     CHECK(bad_cert.error().kind == ErrorKind::Config);
     CHECK(bad_cert.error().message.rfind("not a PEM certificate: ", 0) == 0);

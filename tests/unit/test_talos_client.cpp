@@ -1,10 +1,8 @@
 // The node client against in-process gRPC servers with Ed25519 certificates: mutual TLS, another
 // CA, maintenance-mode dials with and without a pin, deadlines, COSI reads and the envelope.
 #include "common/talos/client.h"
-
-#include "test_talos_fixtures.h"
-
 #include "machine/machine.grpc.pb.h"
+#include "test_talos_fixtures.h"
 #include "v1alpha1/state.grpc.pb.h"
 
 #include <catch2/catch.hpp>
@@ -84,7 +82,7 @@ class FakeState final : public cosi::resource::State::Service {
 
 // A TLS server on 127.0.0.1 with an ephemeral port.
 class TestServer {
-public:
+  public:
     TestServer(const char* crt, const char* key, bool require_client_cert) {
         grpc::SslServerCredentialsOptions ssl(
             require_client_cert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
@@ -97,10 +95,12 @@ public:
         b.RegisterService(&m_state);
         m_server = b.BuildAndStart();
     }
-    ~TestServer() { m_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); }
+    ~TestServer() {
+        m_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    }
     Address address() const { return *parse_address("127.0.0.1:" + std::to_string(m_port)); }
 
-private:
+  private:
     FakeMachine m_machine;
     FakeState m_state;
     int m_port = 0;
@@ -133,8 +133,10 @@ TEST_CASE("a server from another CA is UnknownAuthority", "[talos][grpc]") {
     REQUIRE_FALSE(v.ok());
     INFO(v.error().message);
     CHECK(v.error().code == "UnknownAuthority");
-    CHECK(v.error().message.rfind(other.address().text + ": server certificate is not signed by the "
-                                  "trusted CA (Version): ", 0) == 0);
+    CHECK(v.error().message.rfind(other.address().text +
+                                      ": server certificate is not signed by the "
+                                      "trusted CA (Version): ",
+                                  0) == 0);
 }
 
 TEST_CASE("maintenance dials skip verification and can pin the fingerprint", "[talos][grpc]") {
@@ -223,7 +225,8 @@ TEST_CASE("an error inside the reply envelope fails the call", "[talos][grpc]") 
     CHECK(*actor == "actor-1");
 }
 
-TEST_CASE("asynchronous calls on a loop overlap and give what the blocking ones give", "[talos][grpc]") {
+TEST_CASE("asynchronous calls on a loop overlap and give what the blocking ones give",
+          "[talos][grpc]") {
     TestServer server(fx::k_server_crt, fx::k_server_key, true);
     Loop loop;
     std::vector<std::string> order;
@@ -235,10 +238,15 @@ TEST_CASE("asynchronous calls on a loop overlap and give what the blocking ones 
     {
         NodeClient c(server.address(), mtls());
         c.version(loop, [&](Result<machine::Version> v) { version.emplace(std::move(v)); });
-        c.cosi_get(loop, kind::k_system_information, [&](Result<Resource> r) { got.emplace(std::move(r)); });
-        c.cosi_get(loop, kind::k_machine_status, [&](Result<Resource> r) { missing.emplace(std::move(r)); });
-        c.cosi_list(loop, kind::k_link_statuses, [&](Result<std::vector<Resource>> r) { list.emplace(std::move(r)); });
-        c.etcd_member_list(loop, [&](Result<std::vector<machine::EtcdMember>> r) { members.emplace(std::move(r)); });
+        c.cosi_get(loop, kind::k_system_information,
+                   [&](Result<Resource> r) { got.emplace(std::move(r)); });
+        c.cosi_get(loop, kind::k_machine_status,
+                   [&](Result<Resource> r) { missing.emplace(std::move(r)); });
+        c.cosi_list(loop, kind::k_link_statuses,
+                    [&](Result<std::vector<Resource>> r) { list.emplace(std::move(r)); });
+        c.etcd_member_list(loop, [&](Result<std::vector<machine::EtcdMember>> r) {
+            members.emplace(std::move(r));
+        });
         CHECK(loop.pending() == 5);
         // The records are in the order the calls started, whatever order they end in.
         REQUIRE(c.calls().size() == 5);

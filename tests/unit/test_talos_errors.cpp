@@ -1,7 +1,6 @@
 #include "common/talos/errors.h"
 
 #include <catch2/catch.hpp>
-
 #include <grpcpp/support/status_code_enum.h>
 
 using namespace ichor;
@@ -18,7 +17,8 @@ TEST_CASE("a call past its deadline names the node, the bound and the method", "
     CHECK(e.message == "10.0.0.21 did not answer within 20s (Version)");
     CHECK(e.code == "Timeout");
     CHECK(e.kind == ErrorKind::Unreachable);
-    auto short_one = classify_failure("n", "EtcdMemberList", {grpc::StatusCode::DEADLINE_EXCEEDED, ""}, 1500);
+    auto short_one =
+        classify_failure("n", "EtcdMemberList", {grpc::StatusCode::DEADLINE_EXCEEDED, ""}, 1500);
     CHECK(short_one.message == "n did not answer within 1s (EtcdMemberList)");
 }
 
@@ -30,15 +30,18 @@ TEST_CASE("handshake failures against another CA are UnknownAuthority", "[talos]
     CHECK(e.code == "UnknownAuthority");
     CHECK(e.kind == ErrorKind::Config);
     CHECK(e.message == std::string("10.0.0.21: server certificate is not signed by the trusted CA "
-                                   "(Version): ") + openssl_text);
-    CHECK(classify(grpc::StatusCode::UNAVAILABLE,
-                   "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.31:50000: "
-                   "Ssl handshake failed: SSL_ERROR_SSL: self-signed certificate in certificate chain")
+                                   "(Version): ") +
+                           openssl_text);
+    CHECK(classify(
+              grpc::StatusCode::UNAVAILABLE,
+              "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.31:50000: "
+              "Ssl handshake failed: SSL_ERROR_SSL: self-signed certificate in certificate chain")
               .code == "UnknownAuthority");
     // The node's apid failing to verify the next hop is the node's problem, not our trust.
     CHECK(classify(grpc::StatusCode::UNAVAILABLE,
                    "connection error: desc = \"transport: authentication handshake failed: "
-                   "x509: certificate signed by unknown authority\"").code == "Unavailable");
+                   "x509: certificate signed by unknown authority\"")
+              .code == "Unavailable");
 }
 
 TEST_CASE("refused and unroutable connections are Unreachable", "[talos]") {

@@ -2,7 +2,8 @@
 // openssl command line (100-year validity): a CA (O=talos), a client certificate signed by it
 // (O=os:admin, EKU clientAuth), a server certificate for 127.0.0.1 signed by it, and a second,
 // unrelated CA with its own server certificate. The fingerprints were computed independently:
-//   openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64
+//   openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary |
+//   base64
 #pragma once
 
 namespace ichor::talos::fixtures {
@@ -72,6 +73,7 @@ MC4CAQAwBQYDK2VwBCIEIJxd2SVRNYV/a+HODXgsN395IMXyZyXyUEXsK7pU6OLa
 -----END PRIVATE KEY-----
 )PEM";
 inline constexpr const char* k_server_fingerprint = "+yZhU8JAy9NFt1ftnV8Y1ul7AM6klD7SNFrcCJte4F4=";
-inline constexpr const char* k_other_server_fingerprint = "unziQBuQqqDMiXlNkHUZ5177Hxvko8IRWxf/z+j18UQ=";
+inline constexpr const char* k_other_server_fingerprint =
+    "unziQBuQqqDMiXlNkHUZ5177Hxvko8IRWxf/z+j18UQ=";
 
 } // namespace ichor::talos::fixtures

@@ -1,11 +1,9 @@
 // The memoized PEM reads (common/talos/pem_memo.cpp) must keep the OpenSSL functions' contract:
 // the same content, the same BIO position afterwards, the real function for anything else.
 #include "common/talos/certs.h"
-
 #include "test_talos_fixtures.h"
 
 #include <catch2/catch.hpp>
-
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -38,8 +36,7 @@ struct Bio {
     std::string text;
     BIO* bio;
     explicit Bio(std::string t)
-        : text(std::move(t)),
-          bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))) {}
+        : text(std::move(t)), bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))) {}
     ~Bio() { BIO_free(bio); }
     Bio(const Bio&) = delete;
     Bio& operator=(const Bio&) = delete;

@@ -1,10 +1,8 @@
 #include "common/talos/talosconfig.h"
-
 #include "common/util/strings.h"
 #include "test_talos_fixtures.h"
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,7 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string b64(const char* pem) { return util::base64_encode(pem); }
+std::string b64(const char* pem) {
+    return util::base64_encode(pem);
+}
 
 // A talosconfig with a good context "prod", a reader context whose key is someone else's, and
 // a context with no credentials at all.
@@ -27,14 +27,26 @@ std::string sample() {
            "  prod:\n"
            "    endpoints: [10.0.0.11, \"10.0.0.12:50001\"]\n"
            "    nodes: [10.0.0.21]\n"
-           "    ca: " + b64(fx::k_ca_crt) + "\n"
-           "    crt: " + b64(fx::k_client_crt) + "\n"
-           "    key: " + b64(fx::k_client_key) + "\n"
+           "    ca: " +
+           b64(fx::k_ca_crt) +
+           "\n"
+           "    crt: " +
+           b64(fx::k_client_crt) +
+           "\n"
+           "    key: " +
+           b64(fx::k_client_key) +
+           "\n"
            "  mismatched:\n"
            "    endpoints: [10.0.0.11]\n"
-           "    ca: " + b64(fx::k_ca_crt) + "\n"
-           "    crt: " + b64(fx::k_server_crt) + "\n"
-           "    key: " + b64(fx::k_client_key) + "\n"
+           "    ca: " +
+           b64(fx::k_ca_crt) +
+           "\n"
+           "    crt: " +
+           b64(fx::k_server_crt) +
+           "\n"
+           "    key: " +
+           b64(fx::k_client_key) +
+           "\n"
            "  empty:\n"
            "    endpoints: []\n";
 }
@@ -108,24 +120,36 @@ TEST_CASE("bad base64 and bad PEM are reported per field", "[talos]") {
     CHECK(bad_b64.error().message == "/tc: context \"a\": ca: not valid base64");
 
     std::string bad_pem = "context: a\ncontexts:\n  a:\n"
-                          "    ca: " + b64(fx::k_ca_crt) + "\n"
-                          "    crt: " + util::base64_encode("not a certificate") + "\n"
-                          "    key: " + b64(fx::k_client_key) + "\n";
+                          "    ca: " +
+                          b64(fx::k_ca_crt) +
+                          "\n"
+                          "    crt: " +
+                          util::base64_encode("not a certificate") +
+                          "\n"
+                          "    key: " +
+                          b64(fx::k_client_key) + "\n";
     auto cfg = parse_talosconfig(bad_pem, "/tc");
     REQUIRE(cfg.ok());
     auto ctx = select_context(*cfg, "a");
     REQUIRE_FALSE(ctx.ok());
-    CHECK(ctx.error().message == "/tc: context \"a\": crt: not a PEM certificate: no PEM block found");
+    CHECK(ctx.error().message ==
+          "/tc: context \"a\": crt: not a PEM certificate: no PEM block found");
 
     std::string bad_key = "context: a\ncontexts:\n  a:\n"
-                          "    ca: " + b64(fx::k_ca_crt) + "\n"
-                          "    crt: " + b64(fx::k_client_crt) + "\n"
-                          "    key: " + b64(fx::k_ca_crt) + "\n";
+                          "    ca: " +
+                          b64(fx::k_ca_crt) +
+                          "\n"
+                          "    crt: " +
+                          b64(fx::k_client_crt) +
+                          "\n"
+                          "    key: " +
+                          b64(fx::k_ca_crt) + "\n";
     auto key_cfg = parse_talosconfig(bad_key, "/tc");
     REQUIRE(key_cfg.ok());
     auto key_ctx = select_context(*key_cfg, "a");
     REQUIRE_FALSE(key_ctx.ok());
-    CHECK(key_ctx.error().message.rfind("/tc: context \"a\": key: not a PEM private key: ", 0) == 0);
+    CHECK(key_ctx.error().message.rfind("/tc: context \"a\": key: not a PEM private key: ", 0) ==
+          0);
 
     auto not_list = parse_talosconfig("contexts:\n  a:\n    endpoints: 10.0.0.1\n", "/tc");
     REQUIRE_FALSE(not_list.ok());
@@ -157,8 +181,8 @@ TEST_CASE("the talosconfig is found as talosctl finds it", "[talos]") {
     auto none = talosconfig_path("", env);
     REQUIRE_FALSE(none.ok());
     CHECK(none.error().kind == ErrorKind::Config);
-    CHECK(none.error().message == "no talosconfig: none of " + (dir.path / "absent").string() + ", " +
-                                      (dir.path / "env").string() +
+    CHECK(none.error().message == "no talosconfig: none of " + (dir.path / "absent").string() +
+                                      ", " + (dir.path / "env").string() +
                                       "/config, /var/run/secrets/talos.dev/config exists");
 
     auto loaded = load_talosconfig(via_env, env);
@@ -166,5 +190,6 @@ TEST_CASE("the talosconfig is found as talosctl finds it", "[talos]") {
     CHECK(loaded->path == via_env);
     auto gone = load_talosconfig((dir.path / "nope").string(), env);
     REQUIRE_FALSE(gone.ok());
-    CHECK(gone.error().message == "talosconfig " + (dir.path / "nope").string() + " does not exist");
+    CHECK(gone.error().message ==
+          "talosconfig " + (dir.path / "nope").string() + " does not exist");
 }

@@ -10,8 +10,8 @@
 #include "common/stages/plan.h"
 #include "common/stages/sources.h"
 #include "common/stages/trust.h"
-#include "common/util/files.h"
 #include "common/util/clock.h"
+#include "common/util/files.h"
 #include "common/util/strings.h"
 
 #include <sys/stat.h>
@@ -25,22 +25,28 @@ namespace {
 
 const cli::ToolInfo k_info{
     "adopt",
-    "Add machines that already run a configuration signed by an Ichor cluster's CAs, without a reset.",
+    "Add machines that already run a configuration signed by an Ichor cluster's CAs, without a "
+    "reset.",
     "kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]\n"
     "      --talosconfig FILE [--plan] [--yes] [--secrets-bundle FILE | --recover-secrets\n"
     "      --recover-from ADDRESS] [-n NS] [--keep-stages DIR] [--explain] [--timeout 15m]",
-    "Runs inspect, trustcheck and drift over the listed addresses, then (without --plan) hold apply\n"
+    "Runs inspect, trustcheck and drift over the listed addresses, then (without --plan) hold "
+    "apply\n"
     "and hold release, in one process over the same documents: each TalosMachine is created\n"
     "approved and held, its class A drift captured as a TalosConfigPatch, and the hold released\n"
     "only after a live zero-drift check, control planes first, each waiting for Ready. The CLI\n"
-    "applies nothing to a node. The bundle defaults to the cluster's own Secret; a talosconfig for\n"
+    "applies nothing to a node. The bundle defaults to the cluster's own Secret; a talosconfig "
+    "for\n"
     "a cluster Ichor made is written by kubectl ichor credentials NAME.\n"
     "A machine of this cluster's PKI is added here; a machine another cluster configured is reset\n"
     "and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.\n",
     "  kubectl ichor credentials prod\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod --plan\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod --yes\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig tc --keep-stages ./stages --plan\n",
+    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod "
+    "--plan\n"
+    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod "
+    "--yes\n"
+    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig tc --keep-stages "
+    "./stages --plan\n",
 };
 
 std::string str(const cxxopts::ParseResult& r, const char* name) {
@@ -54,16 +60,21 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     cli::add_kube_flags(opts, true);
     cli::add_talos_flags(opts, false);
     cli::add_output_flags(opts);
-    opts.add_options("Adopt")("add-machine", "a node to add (repeatable)", cxxopts::value<std::vector<std::string>>(), "ADDRESS")(
+    opts.add_options("Adopt")("add-machine", "a node to add (repeatable)",
+                              cxxopts::value<std::vector<std::string>>(), "ADDRESS")(
         "plan", "stop after drift and print the plan")("yes", "consent without a prompt")(
         "explain", "print the equivalent pipeline of single tools")(
-        "keep-stages", "write each stage's document into DIR", cxxopts::value<std::string>(), "DIR")(
-        "secrets-bundle", "the cluster's secrets bundle (default: its Secret)", cxxopts::value<std::string>(), "FILE")(
+        "keep-stages", "write each stage's document into DIR", cxxopts::value<std::string>(),
+        "DIR")("secrets-bundle", "the cluster's secrets bundle (default: its Secret)",
+               cxxopts::value<std::string>(), "FILE")(
         "recover-secrets", "rebuild the bundle from a control plane's configuration")(
-        "recover-from", "with --recover-secrets: the control plane", cxxopts::value<std::string>(), "ADDRESS")(
-        "recover-to", "where the recovered bundle is written (0600)", cxxopts::value<std::string>(), "FILE")(
-        "backup-dir", "where live configurations are saved", cxxopts::value<std::string>()->default_value("ichor-backups"), "DIR")(
-        "timeout", "how long to wait for each machine to be Ready", cxxopts::value<std::string>()->default_value("15m"), "DURATION");
+        "recover-from", "with --recover-secrets: the control plane", cxxopts::value<std::string>(),
+        "ADDRESS")("recover-to", "where the recovered bundle is written (0600)",
+                   cxxopts::value<std::string>(),
+                   "FILE")("backup-dir", "where live configurations are saved",
+                           cxxopts::value<std::string>()->default_value("ichor-backups"),
+                           "DIR")("timeout", "how long to wait for each machine to be Ready",
+                                  cxxopts::value<std::string>()->default_value("15m"), "DURATION");
     auto r = cli::parse_args(opts, args);
     if (!r) {
         return r.error();
@@ -79,8 +90,9 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     auto out = cli::to_output_options(*r);
     auto timeout = util::parse_duration_ms((*r)["timeout"].as<std::string>());
     if (!talos || !out || !timeout) {
-        return !talos ? talos.error() : !out ? out.error()
-                                            : make_error(ErrorKind::Usage, "--timeout is not a duration", "", "Usage");
+        return !talos ? talos.error()
+               : !out ? out.error()
+                      : make_error(ErrorKind::Usage, "--timeout is not a duration", "", "Usage");
     }
     o.talos = *talos;
     o.output = *out;
@@ -98,14 +110,17 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     o.recover_to = str(*r, "recover-to");
     o.backup_dir = (*r)["backup-dir"].as<std::string>();
     if (o.kube.cluster.empty() || o.add_machines.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster NAME and at least one --add-machine ADDRESS are required",
-                          "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE", "Usage");
+        return make_error(
+            ErrorKind::Usage, "--cluster NAME and at least one --add-machine ADDRESS are required",
+            "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE", "Usage");
     }
     if (o.recover_secrets != !o.recover_from.empty()) {
-        return make_error(ErrorKind::Usage, "--recover-secrets and --recover-from ADDRESS go together", "", "Usage");
+        return make_error(ErrorKind::Usage,
+                          "--recover-secrets and --recover-from ADDRESS go together", "", "Usage");
     }
     if (o.recover_secrets && !o.secrets_bundle.empty()) {
-        return make_error(ErrorKind::Usage, "give --secrets-bundle or --recover-secrets, not both", "", "Usage");
+        return make_error(ErrorKind::Usage, "give --secrets-bundle or --recover-secrets, not both",
+                          "", "Usage");
     }
     p.options = std::move(o);
     return p;
@@ -119,8 +134,8 @@ std::string explain(const Options& o) {
         bundle = " --recover-secrets --recover-from " + o.recover_from + tc;
     }
     std::string s = "kubectl ichor inspect " + util::join(o.add_machines, " ") + tc + " \\\n" +
-                    " | kubectl ichor trustcheck --cluster " + o.kube.cluster + ns + bundle + " \\\n" +
-                    " | kubectl ichor drift --cluster " + o.kube.cluster + ns +
+                    " | kubectl ichor trustcheck --cluster " + o.kube.cluster + ns + bundle +
+                    " \\\n" + " | kubectl ichor drift --cluster " + o.kube.cluster + ns +
                     (o.secrets_bundle.empty() ? "" : " --secrets-bundle " + o.secrets_bundle) +
                     " --add-machine > plan.yaml\n";
     if (!o.plan_only) {
@@ -143,7 +158,8 @@ struct Context {
 Result<Context> prepare(const Options& o, cli::Streams& s) {
     auto warn = [&s](std::string_view m) { cli::report_warning(s, "adopt", m); };
     Context c;
-    auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto k =
+        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
     if (!k) {
         return k.error();
     }
@@ -205,7 +221,8 @@ Result<std::pair<doc::ResourceList, stages::PlanSummary>> make_plan(const Option
     stages::check_trust(list, c.bundle, {o.kube.cluster, c.kube->ns()});
     st = st ? keep(o, "2-trustcheck.yaml", list) : st;
     auto patches = items_of(*c.kube, "talosconfigpatches");
-    auto machines = patches ? items_of(*c.kube, "talosmachines") : Result<std::vector<doc::Value>>(patches.error());
+    auto machines = patches ? items_of(*c.kube, "talosmachines")
+                            : Result<std::vector<doc::Value>>(patches.error());
     if (!machines || !st) {
         return !st ? st.error() : machines.error();
     }
@@ -220,7 +237,8 @@ Result<std::pair<doc::ResourceList, stages::PlanSummary>> make_plan(const Option
     return std::make_pair(std::move(list), *summary);
 }
 
-int apply_and_release(const Options& o, Context& c, const doc::ResourceList& plan, cli::Streams& s) {
+int apply_and_release(const Options& o, Context& c, const doc::ResourceList& plan,
+                      cli::Streams& s) {
     std::vector<std::string> names;
     for (const auto& i : plan.items) {
         if (i.value("kind", "") == "TalosMachine") {
@@ -233,7 +251,8 @@ int apply_and_release(const Options& o, Context& c, const doc::ResourceList& pla
         return cli::fail(s, "adopt", st.error());
     }
     cli::Progress progress(s);
-    stages::ApplyOptions ao{o.backup_dir, util::now_rfc3339(), nullptr, [&progress](std::string_view m) { progress.announce(m); }};
+    stages::ApplyOptions ao{o.backup_dir, util::now_rfc3339(), nullptr,
+                            [&progress](std::string_view m) { progress.announce(m); }};
     auto applied = stages::hold_apply(*c.kube, plan, ao);
     if (!applied) {
         return cli::fail(s, "adopt", applied.error());
@@ -290,9 +309,12 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
             return cli::fail(s, "adopt", st.error());
         }
         if (!o.plan_only) {
-            cli::report_error(s, "adopt", make_error(ErrorKind::Findings,
-                "the plan has refused or blocked machines (see the results above); nothing was written",
-                "kubectl ichor adopt ... --plan, then fix what the results name"));
+            cli::report_error(
+                s, "adopt",
+                make_error(ErrorKind::Findings,
+                           "the plan has refused or blocked machines (see the results above); "
+                           "nothing was written",
+                           "kubectl ichor adopt ... --plan, then fix what the results name"));
             return cli::exit_code(ErrorKind::Findings);
         }
         return stages::plan_exit_code(summary);

@@ -34,12 +34,14 @@ const cli::ToolInfo k_info{
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
     auto opts = cli::make_options(k_info);
     cli::add_kube_flags(opts, false);
-    opts.add_options("Credentials")("secrets-bundle", "the cluster's secrets bundle", cxxopts::value<std::string>(), "FILE")(
-        "endpoint", "a Talos API endpoint (repeatable)", cxxopts::value<std::vector<std::string>>(), "ADDRESS")(
-        "role", "a role of the certificate (repeatable)", cxxopts::value<std::vector<std::string>>(), "ROLE")(
-        "ttl", "lifetime of the certificate", cxxopts::value<std::string>()->default_value("8760h"), "DURATION")(
-        "output-file", "the talosconfig to write (0600)", cxxopts::value<std::string>(), "FILE")(
-        "name", "", cxxopts::value<std::vector<std::string>>());
+    opts.add_options("Credentials")("secrets-bundle", "the cluster's secrets bundle",
+                                    cxxopts::value<std::string>(), "FILE")(
+        "endpoint", "a Talos API endpoint (repeatable)", cxxopts::value<std::vector<std::string>>(),
+        "ADDRESS")("role", "a role of the certificate (repeatable)",
+                   cxxopts::value<std::vector<std::string>>(), "ROLE")(
+        "ttl", "lifetime of the certificate", cxxopts::value<std::string>()->default_value("8760h"),
+        "DURATION")("output-file", "the talosconfig to write (0600)", cxxopts::value<std::string>(),
+                    "FILE")("name", "", cxxopts::value<std::vector<std::string>>());
     opts.parse_positional({"name"});
     auto r = cli::parse_args(opts, args);
     if (!r) {
@@ -52,19 +54,24 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     }
     Options o;
     o.kube = cli::to_kube_options(*r, false);
-    auto names = r->count("name") != 0 ? (*r)["name"].as<std::vector<std::string>>() : std::vector<std::string>{};
+    auto names = r->count("name") != 0 ? (*r)["name"].as<std::vector<std::string>>()
+                                       : std::vector<std::string>{};
     if (names.size() != 1) {
-        return make_error(ErrorKind::Usage, "give exactly one cluster NAME", "kubectl ichor credentials NAME", "Usage");
+        return make_error(ErrorKind::Usage, "give exactly one cluster NAME",
+                          "kubectl ichor credentials NAME", "Usage");
     }
     o.kube.cluster = names.front();
-    o.secrets_bundle = r->count("secrets-bundle") != 0 ? (*r)["secrets-bundle"].as<std::string>() : "";
+    o.secrets_bundle =
+        r->count("secrets-bundle") != 0 ? (*r)["secrets-bundle"].as<std::string>() : "";
     if (r->count("endpoint") != 0) {
         o.endpoints = (*r)["endpoint"].as<std::vector<std::string>>();
     }
-    o.roles = r->count("role") != 0 ? (*r)["role"].as<std::vector<std::string>>() : std::vector<std::string>{"os:admin"};
+    o.roles = r->count("role") != 0 ? (*r)["role"].as<std::vector<std::string>>()
+                                    : std::vector<std::string>{"os:admin"};
     auto ttl = util::parse_duration_ms((*r)["ttl"].as<std::string>());
     if (!ttl || *ttl < 60000) {
-        return make_error(ErrorKind::Usage, "--ttl must be a duration of at least 1m, e.g. 8760h", "", "Usage");
+        return make_error(ErrorKind::Usage, "--ttl must be a duration of at least 1m, e.g. 8760h",
+                          "", "Usage");
     }
     o.ttl_seconds = *ttl / 1000;
     o.output_file = r->count("output-file") != 0 ? (*r)["output-file"].as<std::string>()
@@ -76,7 +83,8 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
 namespace {
 
 // Approved control planes' addresses, in name order.
-Result<std::vector<std::string>> control_plane_endpoints(kube::Client& k, const std::string& cluster) {
+Result<std::vector<std::string>> control_plane_endpoints(kube::Client& k,
+                                                         const std::string& cluster) {
     auto list = k.list(kube::ichor_path("talosmachines", k.ns()),
                        {.label_selector = "ichor.maesh.dev/cluster=" + cluster});
     if (!list) {
@@ -84,8 +92,10 @@ Result<std::vector<std::string>> control_plane_endpoints(kube::Client& k, const 
     }
     std::vector<std::string> out;
     for (const auto& m : (*list)["items"]) {
-        if (doc::get_string(m, "spec.cluster") == cluster && doc::get_string(m, "spec.role") == "controlplane" &&
-            doc::get_string(m, "spec.approval") == "Approved" && !doc::get_string(m, "spec.address").empty()) {
+        if (doc::get_string(m, "spec.cluster") == cluster &&
+            doc::get_string(m, "spec.role") == "controlplane" &&
+            doc::get_string(m, "spec.approval") == "Approved" &&
+            !doc::get_string(m, "spec.address").empty()) {
             out.push_back(doc::get_string(m, "spec.address"));
         }
     }
@@ -108,7 +118,8 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     std::unique_ptr<kube::Client> kube;
     Result<doc::Value> cluster = doc::Value(nullptr);
     if (o.secrets_bundle.empty() || o.endpoints.empty()) {
-        auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+        auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env,
+                                      s.in_tty, warn);
         if (!k) {
             return cli::fail(s, "credentials", k.error());
         }
@@ -129,9 +140,12 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
             return cli::fail(s, "credentials", eps.error());
         }
         if (eps->empty()) {
-            return cli::fail(s, "credentials", make_error(ErrorKind::Config,
-                "cluster " + o.kube.cluster + " has no approved control-plane TalosMachine with an address",
-                "give --endpoint ADDRESS", "NoEndpoints"));
+            return cli::fail(
+                s, "credentials",
+                make_error(ErrorKind::Config,
+                           "cluster " + o.kube.cluster +
+                               " has no approved control-plane TalosMachine with an address",
+                           "give --endpoint ADDRESS", "NoEndpoints"));
         }
         o.endpoints = *eps;
     }

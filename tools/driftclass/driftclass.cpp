@@ -20,11 +20,13 @@ const cli::ToolInfo k_info{
     "kubectl ichor drift --cluster NAME [-n NS] [-f FILE|-] [--secrets-bundle FILE]\n"
     "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table]",
     "Reads Inspections checked by kubectl ichor trustcheck and renders each node's configuration\n"
-    "from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's version\n"
+    "from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's "
+    "version\n"
     "contract. The node's live configuration is compared with the render, whatever its layout:\n"
     "class A drift (sysctls, kernel modules, install extras, registries the cluster does not set,\n"
     "certificate SANs, subnets) is captured into one TalosConfigPatch <machine>-adopted; class B\n"
-    "(what Ichor owns) is listed, and adopting it needs consent; class C blocks the machine, with a\n"
+    "(what Ichor owns) is listed, and adopting it needs consent; class C blocks the machine, with "
+    "a\n"
     "hint (docs/drift-rules.md). Role, install disk, image and wipe come from the node.\n"
     "\n"
     "The plan keeps the Inspections and adds, for each machine that is not blocked, the\n"
@@ -34,7 +36,8 @@ const cli::ToolInfo k_info{
     "--patches-file (TalosConfigPatch and TalosMachine objects) with --secrets-bundle.\n"
     "--add-machine words the outcome as kubectl ichor adopt --add-machine does: a run with no\n"
     "writable machine is refused.\n",
-    "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod \\\n"
+    "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod "
+    "\\\n"
     "      | kubectl ichor drift --cluster prod > plan.yaml\n"
     "  kubectl ichor drift --cluster prod -f trusted.yaml -o table\n"
     "  kubectl ichor drift --cluster prod -f trusted.yaml --cluster-file prod.yaml \\\n"
@@ -71,7 +74,10 @@ Result<bundle::Bundle> bundle_file(const std::string& path, cli::Streams& s) {
         return e;
     }
     if (util::readable_by_others(path)) {
-        cli::report_warning(s, "drift", path + " can be read by group or others; a secrets bundle should be 0600 (chmod 600 " + path + ")");
+        cli::report_warning(
+            s, "drift",
+            path + " can be read by group or others; a secrets bundle should be 0600 (chmod 600 " +
+                path + ")");
     }
     return bundle::parse(*text, path);
 }
@@ -84,14 +90,16 @@ Result<Sources> offline(const Options& o, cli::Streams& s) {
         return clusters.error();
     }
     for (auto& c : *clusters) {
-        if (c.value("kind", "") == "TalosCluster" && doc::get_string(c, "metadata.name") == o.kube.cluster &&
+        if (c.value("kind", "") == "TalosCluster" &&
+            doc::get_string(c, "metadata.name") == o.kube.cluster &&
             doc::get_string(c, "metadata.namespace", src.ns) == src.ns) {
             src.cluster = std::move(c);
         }
     }
     if (src.cluster.is_null()) {
         return make_error(ErrorKind::Config,
-                          "TalosCluster \"" + o.kube.cluster + "\" not found in namespace \"" + src.ns + "\" of " + o.cluster_file,
+                          "TalosCluster \"" + o.kube.cluster + "\" not found in namespace \"" +
+                              src.ns + "\" of " + o.cluster_file,
                           "give the file that holds it, or -n NAMESPACE", "ClusterNotFound");
     }
     auto objects = read_objects(o.patches_file, "--patches-file");
@@ -114,7 +122,8 @@ Result<Sources> offline(const Options& o, cli::Streams& s) {
     return src;
 }
 
-Result<std::vector<doc::Value>> list_items(kube::Client& k, const std::string& plural, const std::string& ns) {
+Result<std::vector<doc::Value>> list_items(kube::Client& k, const std::string& plural,
+                                           const std::string& ns) {
     auto l = k.list(kube::ichor_path(plural, ns));
     if (!l) {
         return l.error().wrap("listing " + plural + " in namespace " + ns);
@@ -125,7 +134,8 @@ Result<std::vector<doc::Value>> list_items(kube::Client& k, const std::string& p
 
 Result<Sources> online(const Options& o, cli::Streams& s) {
     auto warn = [&s](std::string_view m) { cli::report_warning(s, "drift", m); };
-    auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto k =
+        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
     if (!k) {
         return k.error();
     }
@@ -137,7 +147,8 @@ Result<Sources> online(const Options& o, cli::Streams& s) {
     }
     src.cluster = *cluster;
     auto patches = list_items(**k, "talosconfigpatches", src.ns);
-    auto machines = patches ? list_items(**k, "talosmachines", src.ns) : Result<std::vector<doc::Value>>(patches.error());
+    auto machines = patches ? list_items(**k, "talosmachines", src.ns)
+                            : Result<std::vector<doc::Value>>(patches.error());
     if (!machines) {
         return machines.error();
     }
@@ -158,11 +169,14 @@ Result<Sources> online(const Options& o, cli::Streams& s) {
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
     auto opts = cli::make_options(k_info);
     cli::add_kube_flags(opts, true);
-    opts.add_options("Plan")("secrets-bundle", "the cluster's secrets bundle (default: its bundle Secret)",
+    opts.add_options("Plan")("secrets-bundle",
+                             "the cluster's secrets bundle (default: its bundle Secret)",
                              cxxopts::value<std::string>(), "FILE")(
-        "cluster-file", "offline: a file holding the TalosCluster", cxxopts::value<std::string>(), "FILE")(
-        "patches-file", "offline: its TalosConfigPatches and TalosMachines", cxxopts::value<std::string>(), "FILE")(
-        "add-machine", "the nodes are machines added to the cluster: refuse a run with none writable");
+        "cluster-file", "offline: a file holding the TalosCluster", cxxopts::value<std::string>(),
+        "FILE")("patches-file", "offline: its TalosConfigPatches and TalosMachines",
+                cxxopts::value<std::string>(), "FILE")(
+        "add-machine",
+        "the nodes are machines added to the cluster: refuse a run with none writable");
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     auto r = cli::parse_args(opts, args);
@@ -182,23 +196,30 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     }
     o.output = *out;
     o.input = cli::to_input_options(*r);
-    auto str = [&](const char* name) { return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string(); };
+    auto str = [&](const char* name) {
+        return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string();
+    };
     o.secrets_bundle = str("secrets-bundle");
     o.cluster_file = str("cluster-file");
     o.patches_file = str("patches-file");
     o.add_machine = r->count("add-machine") != 0;
     if (o.kube.cluster.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster is required", "kubectl ichor drift --cluster NAME", "Usage");
+        return make_error(ErrorKind::Usage, "--cluster is required",
+                          "kubectl ichor drift --cluster NAME", "Usage");
     }
     if (o.cluster_file.empty() != o.patches_file.empty()) {
         return make_error(ErrorKind::Usage, "--cluster-file and --patches-file go together",
-                          "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE --secrets-bundle FILE",
+                          "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file "
+                          "FILE --secrets-bundle FILE",
                           "Usage");
     }
     if (!o.cluster_file.empty() && o.secrets_bundle.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster-file needs --secrets-bundle FILE (offline, the bundle Secret is not read)",
-                          "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE --secrets-bundle FILE",
-                          "Usage");
+        return make_error(
+            ErrorKind::Usage,
+            "--cluster-file needs --secrets-bundle FILE (offline, the bundle Secret is not read)",
+            "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE "
+            "--secrets-bundle FILE",
+            "Usage");
     }
     p.options = std::move(o);
     return p;
@@ -222,7 +243,8 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     if (!src) {
         return cli::fail(s, "drift", src.error());
     }
-    stages::PlanInputs in{&src->cluster, &src->bundle, std::move(src->patches), std::move(src->machines)};
+    stages::PlanInputs in{&src->cluster, &src->bundle, std::move(src->patches),
+                          std::move(src->machines)};
     auto summary = stages::plan(*list, in, {o.kube.cluster, src->ns, o.add_machine});
     if (!summary) {
         return cli::fail(s, "drift", summary.error());

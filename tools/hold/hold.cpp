@@ -22,13 +22,16 @@ const cli::ToolInfo k_info{
     "hold",
     "Write a plan as held machines, release them after a live zero-drift check, or abort.",
     "kubectl ichor hold apply [-f PLAN|-] [--yes] [--backup-dir DIR]\n"
-    "  kubectl ichor hold release --cluster NAME --talosconfig FILE [--machine NAME...] [--timeout 15m]\n"
+    "  kubectl ichor hold release --cluster NAME --talosconfig FILE [--machine NAME...] [--timeout "
+    "15m]\n"
     "  kubectl ichor hold abort --cluster NAME [--machine NAME...]",
     "apply: refuses a plan with any error result; lists the class B changes and asks for consent\n"
-    "(typed on the terminal, or --yes); saves each machine's live configuration (secrets digested)\n"
+    "(typed on the terminal, or --yes); saves each machine's live configuration (secrets "
+    "digested)\n"
     "to --backup-dir first; then creates each TalosMachine approved and held\n"
     "(ichor.maesh.dev/hold-apply) and its patches. A rerun of the same plan converges.\n"
-    "release: for held machines, control planes first, one at a time: inspect the node again, check\n"
+    "release: for held machines, control planes first, one at a time: inspect the node again, "
+    "check\n"
     "its trust, plan it with every patch (only consented class B may remain), remove the hold,\n"
     "wait until Ready without AdoptionHeld. A machine that fails is named; the others go on.\n"
     "abort: removes held machines and their patches that this suite created (allow-delete first);\n"
@@ -48,10 +51,14 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     opts.add_options("Hold")("yes", "apply: consent without a prompt")(
-        "backup-dir", "apply: where live configurations are saved", cxxopts::value<std::string>()->default_value("ichor-backups"), "DIR")(
-        "secrets-bundle", "release: the bundle (default: the cluster's Secret)", cxxopts::value<std::string>(), "FILE")(
-        "machine", "release, abort: only this machine (repeatable)", cxxopts::value<std::vector<std::string>>(), "NAME")(
-        "timeout", "release: how long to wait for each machine to be Ready", cxxopts::value<std::string>()->default_value("15m"), "DURATION")(
+        "backup-dir", "apply: where live configurations are saved",
+        cxxopts::value<std::string>()->default_value("ichor-backups"),
+        "DIR")("secrets-bundle", "release: the bundle (default: the cluster's Secret)",
+               cxxopts::value<std::string>(),
+               "FILE")("machine", "release, abort: only this machine (repeatable)",
+                       cxxopts::value<std::vector<std::string>>(),
+                       "NAME")("timeout", "release: how long to wait for each machine to be Ready",
+                               cxxopts::value<std::string>()->default_value("15m"), "DURATION")(
         "action", "", cxxopts::value<std::vector<std::string>>());
     opts.parse_positional({"action"});
     auto r = cli::parse_args(opts, args);
@@ -64,9 +71,12 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         return p;
     }
     Options o;
-    auto actions = r->count("action") != 0 ? (*r)["action"].as<std::vector<std::string>>() : std::vector<std::string>{};
-    if (actions.size() != 1 || (actions[0] != "apply" && actions[0] != "release" && actions[0] != "abort")) {
-        return make_error(ErrorKind::Usage, "give one action: apply, release or abort", "kubectl ichor hold --help", "Usage");
+    auto actions = r->count("action") != 0 ? (*r)["action"].as<std::vector<std::string>>()
+                                           : std::vector<std::string>{};
+    if (actions.size() != 1 ||
+        (actions[0] != "apply" && actions[0] != "release" && actions[0] != "abort")) {
+        return make_error(ErrorKind::Usage, "give one action: apply, release or abort",
+                          "kubectl ichor hold --help", "Usage");
     }
     o.action = actions[0];
     o.kube = cli::to_kube_options(*r, true);
@@ -74,8 +84,9 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     auto out = cli::to_output_options(*r);
     auto timeout = util::parse_duration_ms((*r)["timeout"].as<std::string>());
     if (!talos || !out || !timeout) {
-        return !talos ? talos.error() : !out ? out.error()
-                                            : make_error(ErrorKind::Usage, "--timeout is not a duration", "", "Usage");
+        return !talos ? talos.error()
+               : !out ? out.error()
+                      : make_error(ErrorKind::Usage, "--timeout is not a duration", "", "Usage");
     }
     o.talos = *talos;
     o.output = *out;
@@ -83,7 +94,8 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     o.input = cli::to_input_options(*r);
     o.yes = r->count("yes") != 0;
     o.backup_dir = (*r)["backup-dir"].as<std::string>();
-    o.secrets_bundle = r->count("secrets-bundle") != 0 ? (*r)["secrets-bundle"].as<std::string>() : "";
+    o.secrets_bundle =
+        r->count("secrets-bundle") != 0 ? (*r)["secrets-bundle"].as<std::string>() : "";
     if (r->count("machine") != 0) {
         o.machines = (*r)["machine"].as<std::vector<std::string>>();
     }
@@ -109,7 +121,8 @@ int do_apply(const Options& o, kube::Client& kube, cli::Streams& s) {
     for (const auto& i : plan->items) {
         objects += i.value("apiVersion", "") == doc::k_ichor_api ? 1 : 0;
     }
-    std::string what = "create " + std::to_string(objects) + " held object(s) in namespace " + kube.ns();
+    std::string what =
+        "create " + std::to_string(objects) + " held object(s) in namespace " + kube.ns();
     if (auto st = cli::obtain_consent(s, what, stages::consent_lines(*plan), o.yes); !st) {
         return cli::fail(s, "hold", st.error());
     }
@@ -132,7 +145,10 @@ int do_apply(const Options& o, kube::Client& kube, cli::Streams& s) {
     if (auto st = cli::write_list(s, o.output, out->list, nullptr); !st) {
         return cli::fail(s, "hold", st.error());
     }
-    return out->conflicts > 0 ? cli::exit_code(out->created + out->existing > 0 ? ErrorKind::Partial : ErrorKind::Findings) : 0;
+    return out->conflicts > 0
+               ? cli::exit_code(out->created + out->existing > 0 ? ErrorKind::Partial
+                                                                 : ErrorKind::Findings)
+               : 0;
 }
 
 int do_release(const Options& o, kube::Client& kube, cli::Streams& s) {
@@ -141,7 +157,8 @@ int do_release(const Options& o, kube::Client& kube, cli::Streams& s) {
     if (!cluster) {
         return cli::fail(s, "hold", cluster.error());
     }
-    auto b = stages::load_bundle({o.secrets_bundle, "", "", o.talos.call_timeout_ms}, nullptr, &kube, &*cluster, warn);
+    auto b = stages::load_bundle({o.secrets_bundle, "", "", o.talos.call_timeout_ms}, nullptr,
+                                 &kube, &*cluster, warn);
     if (!b) {
         return cli::fail(s, "hold", b.error());
     }
@@ -150,8 +167,8 @@ int do_release(const Options& o, kube::Client& kube, cli::Streams& s) {
         return cli::fail(s, "hold", ctx.error());
     }
     cli::Progress progress(s);
-    auto ro = stages::release_options(o.kube.cluster, o.machines, ctx->context, ctx->path, o.talos.call_timeout_ms, *b,
-                                      *cluster, o.timeout_ms);
+    auto ro = stages::release_options(o.kube.cluster, o.machines, ctx->context, ctx->path,
+                                      o.talos.call_timeout_ms, *b, *cluster, o.timeout_ms);
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
     auto out = stages::hold_release(kube, ro);
@@ -181,7 +198,8 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     }
     const Options& o = *parsed->options;
     auto warn = [&s](std::string_view m) { cli::report_warning(s, "hold", m); };
-    auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto k =
+        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
     if (!k) {
         return cli::fail(s, "hold", k.error());
     }

@@ -18,10 +18,12 @@ const cli::ToolInfo k_info{
     "Read Talos nodes over their API: identity, configuration (secrets digested), facts, etcd, "
     "volumes.",
     "kubectl ichor inspect ADDRESS... [--talosconfig FILE] [--context NAME] [--call-timeout 20s]\n"
-    "      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table] [--jq EXPR]\n"
+    "      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table] [--jq "
+    "EXPR]\n"
     "  kubectl ichor inspect -f INSPECTIONS.yaml -o table",
     "ADDRESS is host or host:port (port 50000 by default); each node is dialled directly with the\n"
-    "talosconfig's credential (--talosconfig, else $TALOSCONFIG, else ~/.talos/config). Every call\n"
+    "talosconfig's credential (--talosconfig, else $TALOSCONFIG, else ~/.talos/config). Every "
+    "call\n"
     "gives up after --call-timeout; nodes are read in parallel. A node whose certificate is not\n"
     "signed by the talosconfig's CA is probed without a certificate: a node in maintenance mode\n"
     "answers (mode maintenance, its fingerprint recorded), another cluster's does not (mode\n"
@@ -30,7 +32,8 @@ const cli::ToolInfo k_info{
     "  # one worker and one control plane, as a table\n"
     "  kubectl ichor inspect 10.0.0.21 10.0.0.11 --talosconfig ./talosconfig -o table\n"
     "  # every node's UUID\n"
-    "  kubectl ichor inspect 10.0.0.21 10.0.0.22 --jq '.items[] | [.spec.address, .status.identity.uuid] | @tsv'\n"
+    "  kubectl ichor inspect 10.0.0.21 10.0.0.22 --jq '.items[] | [.spec.address, "
+    ".status.identity.uuid] | @tsv'\n"
     "  # a node in maintenance mode, pinned\n"
     "  kubectl ichor inspect 10.0.0.31 --insecure --cert-fingerprint 'abc...='\n"
     "  # into the next stage\n"
@@ -42,9 +45,11 @@ const cli::ToolInfo k_info{
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
     auto opts = cli::make_options(k_info);
     cli::add_talos_flags(opts, true);
-    opts.add_options("Talos")("insecure", "read maintenance-mode nodes without a client certificate")(
+    opts.add_options("Talos")("insecure",
+                              "read maintenance-mode nodes without a client certificate")(
         "cert-fingerprint", "with --insecure: accept only this certificate fingerprint",
-        cxxopts::value<std::string>(), "FP")("addresses", "", cxxopts::value<std::vector<std::string>>());
+        cxxopts::value<std::string>(),
+        "FP")("addresses", "", cxxopts::value<std::vector<std::string>>());
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     opts.parse_positional({"addresses"});
@@ -74,8 +79,10 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     if (r->count("cert-fingerprint") != 0) {
         o.fingerprint = (*r)["cert-fingerprint"].as<std::string>();
         if (!o.insecure) {
-            return make_error(ErrorKind::Usage, "--cert-fingerprint pins a maintenance-mode node: it goes with --insecure",
-                              "kubectl ichor inspect ADDRESS --insecure --cert-fingerprint FP", "Usage");
+            return make_error(
+                ErrorKind::Usage,
+                "--cert-fingerprint pins a maintenance-mode node: it goes with --insecure",
+                "kubectl ichor inspect ADDRESS --insecure --cert-fingerprint FP", "Usage");
         }
     }
     o.input = cli::to_input_options(*r);
@@ -135,7 +142,8 @@ int exit_for(const stages::InspectOutcome& out) {
     if (out.failed < out.nodes) {
         return cli::exit_code(ErrorKind::Partial);
     }
-    return cli::exit_code(out.unreachable == out.failed ? ErrorKind::Unreachable : ErrorKind::Findings);
+    return cli::exit_code(out.unreachable == out.failed ? ErrorKind::Unreachable
+                                                        : ErrorKind::Findings);
 }
 
 } // namespace

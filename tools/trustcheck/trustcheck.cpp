@@ -17,9 +17,11 @@ const cli::ToolInfo k_info{
     "trustcheck",
     "Check that each inspected node carries the cluster's CAs: its cluster ID and Talos API CA.",
     "kubectl ichor trustcheck --cluster NAME [-n NS] [--secrets-bundle FILE |\n"
-    "      --recover-secrets --recover-from ADDRESS --talosconfig FILE] [-f FILE|-] [-o yaml|json|table]",
+    "      --recover-secrets --recover-from ADDRESS --talosconfig FILE] [-f FILE|-] [-o "
+    "yaml|json|table]",
     "Reads Inspections (from kubectl ichor inspect) and adds status.trust to each. The bundle is\n"
-    "--secrets-bundle FILE, or rebuilt from a control plane's configuration with --recover-secrets\n"
+    "--secrets-bundle FILE, or rebuilt from a control plane's configuration with "
+    "--recover-secrets\n"
     "--recover-from ADDRESS (written 0600 to --recover-to, never over a file), or else the\n"
     "TalosCluster's own bundle Secret. A node of another cluster, one whose certificate the\n"
     "talosconfig's CA does not sign, one in maintenance mode, or one that could not be read is\n"
@@ -39,8 +41,9 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     opts.add_options("Secrets")("secrets-bundle", "the cluster's secrets bundle (secrets.yaml)",
                                 cxxopts::value<std::string>(), "FILE")(
         "recover-secrets", "rebuild the bundle from a control plane's configuration")(
-        "recover-from", "with --recover-secrets: the control plane", cxxopts::value<std::string>(), "ADDRESS")(
-        "recover-to", "where the recovered bundle is written (0600)", cxxopts::value<std::string>(), "FILE");
+        "recover-from", "with --recover-secrets: the control plane", cxxopts::value<std::string>(),
+        "ADDRESS")("recover-to", "where the recovered bundle is written (0600)",
+                   cxxopts::value<std::string>(), "FILE");
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     auto r = cli::parse_args(opts, args);
@@ -62,20 +65,26 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     o.talos = *talos;
     o.output = *out;
     o.input = cli::to_input_options(*r);
-    auto str = [&](const char* name) { return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string(); };
+    auto str = [&](const char* name) {
+        return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string();
+    };
     o.secrets_bundle = str("secrets-bundle");
     o.recover_secrets = r->count("recover-secrets") != 0;
     o.recover_from = str("recover-from");
     o.recover_to = str("recover-to");
     if (o.kube.cluster.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster is required", "kubectl ichor trustcheck --cluster NAME", "Usage");
+        return make_error(ErrorKind::Usage, "--cluster is required",
+                          "kubectl ichor trustcheck --cluster NAME", "Usage");
     }
     if (o.recover_secrets != !o.recover_from.empty()) {
-        return make_error(ErrorKind::Usage, "--recover-secrets and --recover-from ADDRESS go together",
-                          "kubectl ichor trustcheck --cluster NAME --recover-secrets --recover-from ADDRESS", "Usage");
+        return make_error(
+            ErrorKind::Usage, "--recover-secrets and --recover-from ADDRESS go together",
+            "kubectl ichor trustcheck --cluster NAME --recover-secrets --recover-from ADDRESS",
+            "Usage");
     }
     if (o.recover_secrets && !o.secrets_bundle.empty()) {
-        return make_error(ErrorKind::Usage, "give --secrets-bundle or --recover-secrets, not both", "", "Usage");
+        return make_error(ErrorKind::Usage, "give --secrets-bundle or --recover-secrets, not both",
+                          "", "Usage");
     }
     p.options = std::move(o);
     return p;
@@ -100,7 +109,8 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     Result<doc::Value> cluster = doc::Value(nullptr);
     std::string ns = o.kube.ns.empty() ? "ichor-system" : o.kube.ns;
     if (o.secrets_bundle.empty() && !o.recover_secrets) {
-        auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+        auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env,
+                                      s.in_tty, warn);
         if (!k) {
             return cli::fail(s, "trustcheck", k.error());
         }
