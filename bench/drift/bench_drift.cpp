@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
     double plan_ms = median_ms(std::max(1, runs / 5), [&] {
         doc::ResourceList list = base;
         auto s =
-            stages::plan(list, {&cluster_obj, &*bundle, {}, {}}, {"prod", "ichor-system", false});
-        writable = s ? s->writable : -1;
+            stages::plan(list, {"prod", "ichor-system", false, &cluster_obj, &*bundle, {}, {}});
+        writable = s.error ? -1 : s.done;
     });
     std::printf(
         "plan of 256 Inspections:                   %7.2f ms  (%d writable, %.2f ms each)\n",

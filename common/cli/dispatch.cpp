@@ -78,21 +78,20 @@ Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const st
     return d;
 }
 
-int dispatch_main(int argc, char** argv) {
-    Streams s = process_streams();
-    std::vector<std::string> args(argv, argv + argc);
+stages::Outcome dispatch_run(const std::vector<std::string>& args, Streams& s) {
     char self[PATH_MAX];
     ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-    std::string path = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+    std::string path = n > 0 ? std::string(self, static_cast<size_t>(n))
+                             : (args.empty() ? std::string() : args.front());
     auto exe = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
     auto d = resolve_dispatch(args, util::dirname(path), exe);
     if (!d) {
-        return fail(s, "", d.error());
+        return stages::failed(d.error());
     }
     if (d->program.empty()) {
         s.out << d->text;
         s.out.flush();
-        return stdout_errno() == 0 || stdout_errno() == EPIPE ? 0 : 1;
+        return {};
     }
     std::vector<char*> cargs;
     for (auto& a : d->args) {
@@ -100,8 +99,12 @@ int dispatch_main(int argc, char** argv) {
     }
     cargs.push_back(nullptr);
     ::execv(d->program.c_str(), cargs.data());
-    return fail(
-        s, "", make_error(ErrorKind::Internal, "exec " + d->program + ": " + std::strerror(errno)));
+    return stages::failed(
+        make_error(ErrorKind::Internal, "exec " + d->program + ": " + std::strerror(errno)));
+}
+
+int dispatch_main(int argc, char** argv) {
+    return run_main(argc, argv, "", dispatch_run);
 }
 
 } // namespace ichor::cli

@@ -3,6 +3,8 @@
 // reaches the whole suite). Without a verb, or with --help, it lists the verbs.
 #pragma once
 
+#include "common/cli/streams.h"
+#include "common/stages/stage.h"
 #include "common/util/result.h"
 
 #include <string>
@@ -30,6 +32,9 @@ struct Dispatch {
 // whether a file there is executable. An unknown verb is a Usage error listing the verbs.
 Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const std::string& dir,
                                   bool (*executable)(const std::string& path));
+
+// The run() of kubectl-ichor (cli/run.h): prints the verb list, or execs the sibling.
+stages::Outcome dispatch_run(const std::vector<std::string>& args, Streams& s);
 
 // main of kubectl-ichor.
 int dispatch_main(int argc, char** argv);

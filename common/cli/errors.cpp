@@ -18,8 +18,15 @@ int exit_code(ErrorKind kind) {
         return 5;
     case ErrorKind::Internal:
         return 70;
+    case ErrorKind::Io:
+        return 74;
     }
     return 70;
+}
+
+int exit_code(const stages::Outcome& outcome) {
+    auto kind = stages::category(outcome);
+    return kind ? exit_code(*kind) : 0;
 }
 
 std::string_view exit_status_help() {
@@ -31,7 +38,8 @@ std::string_view exit_status_help() {
            "  3   configuration or credentials error (talosconfig, kubeconfig, bundle)\n"
            "  4   cannot reach the cluster API or a node at all\n"
            "  5   partial: some machines done, some refused or failed (each named in results)\n"
-           "  70  internal error (a bug)\n";
+           "  70  internal error (a bug)\n"
+           "  74  I/O error: writing to standard output or a file failed\n";
 }
 
 namespace {

@@ -2,14 +2,17 @@
 #pragma once
 
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 #include "common/util/result.h"
 
 #include <string_view>
 
 namespace ichor::cli {
 
-// The exit-status table of ARCHITECTURE.md.
+// The exit-status table of ARCHITECTURE.md: the one place error categories become exit codes.
 int exit_code(ErrorKind kind);
+// A stage's or a tool's outcome: 0 when nothing blocks, else the code of stages::category.
+int exit_code(const stages::Outcome& outcome);
 
 // The table as printed at the end of every --help.
 std::string_view exit_status_help();

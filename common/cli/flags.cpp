@@ -163,3 +163,68 @@ KubeOptions to_kube_options(const cxxopts::ParseResult& r, bool with_cluster) {
 }
 
 } // namespace ichor::cli
+
+namespace ichor::cli {
+
+std::string string_flag(const cxxopts::ParseResult& r, const std::string& name) {
+    return r.count(name) != 0 ? r[name].as<std::string>() : std::string();
+}
+
+std::vector<std::string> strings_flag(const cxxopts::ParseResult& r, const std::string& name) {
+    return r.count(name) != 0 ? r[name].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+Error usage_error(std::string message, std::string hint) {
+    return make_error(ErrorKind::Usage, std::move(message), std::move(hint), "Usage");
+}
+
+Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::string& name,
+                                   std::string_view example) {
+    const std::string text = r[name].as<std::string>();
+    auto ms = util::parse_duration_ms(text);
+    if (!ms || *ms <= 0) {
+        return usage_error("--" + name + ": \"" + text + "\" is not a duration such as " +
+                           std::string(example));
+    }
+    return *ms;
+}
+
+Result<talos::LoadedContext> TalosOptions::load(const Streams& s) const {
+    return talos::load_context(talosconfig, context, s.env);
+}
+
+void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view default_text,
+                      const std::string& group) {
+    auto g = opts.add_options(group);
+    g("secrets-bundle", "the cluster's secrets bundle (" + std::string(default_text) + ")",
+      cxxopts::value<std::string>(), "FILE");
+    if (recover) {
+        g("recover-secrets", "rebuild the bundle from a control plane's configuration");
+        g("recover-from", "with --recover-secrets: the control plane",
+          cxxopts::value<std::string>(), "ADDRESS");
+        g("recover-to", "where the recovered bundle is written (0600)",
+          cxxopts::value<std::string>(), "FILE");
+    }
+}
+
+Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
+                                        std::string_view usage) {
+    BundleOptions b;
+    b.file = string_flag(r, "secrets-bundle");
+    if (!recover) {
+        return b;
+    }
+    b.recover = r.count("recover-secrets") != 0;
+    b.recover_from = string_flag(r, "recover-from");
+    b.recover_to = string_flag(r, "recover-to");
+    if (b.recover != !b.recover_from.empty()) {
+        return usage_error("--recover-secrets and --recover-from ADDRESS go together",
+                           std::string(usage));
+    }
+    if (b.recover && !b.file.empty()) {
+        return usage_error("give --secrets-bundle or --recover-secrets, not both");
+    }
+    return b;
+}
+
+} // namespace ichor::cli

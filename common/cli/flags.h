@@ -1,8 +1,14 @@
-// Shared flag groups (output, input, talos, kube), registered by tools and turned into values.
-// Option parsing never prints, exits or reads files: it returns a value or a Usage error.
+// Shared flag groups (output, input, talos, kube, bundle), registered by tools and turned into
+// values (cli-runtime's ConfigFlags). Option parsing never prints, exits or reads files: it returns
+// a value or a Usage error. A group then yields its object, validated in one place: the kube
+// flags a connected client, the talos flags a loaded context, the bundle flags the bundle.
 #pragma once
 
+#include "common/bundle/bundle.h"
+#include "common/cli/streams.h"
 #include "common/doc/resource_list.h"
+#include "common/kube/client.h"
+#include "common/talos/talosconfig.h"
 #include "common/util/result.h"
 
 #include <cxxopts.hpp>
@@ -38,6 +44,43 @@ cxxopts::Options make_options(const ToolInfo& info);
 Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
                                         const std::vector<std::string>& args);
 
+// The one prologue of every option parser: parses `args` with `opts` (made by make_options and
+// the tool's groups); --help and --version give their text; otherwise `fill` turns the parse
+// result into the tool's options, or a Usage error.
+template <class T, class Fill>
+Result<Parsed<T>> parse_tool(const ToolInfo& info, cxxopts::Options& opts,
+                             const std::vector<std::string>& args, Fill&& fill) {
+    auto r = parse_args(opts, args);
+    if (!r) {
+        return r.error();
+    }
+    Parsed<T> p;
+    if (r->count("help") != 0) {
+        p.text = help_text(info, opts);
+        return p;
+    }
+    if (r->count("version") != 0) {
+        p.text = version_text(info);
+        return p;
+    }
+    Result<T> o = fill(*r);
+    if (!o) {
+        return o.error();
+    }
+    p.options = std::move(*o);
+    return p;
+}
+
+// The value of a string flag, or empty when it was not given.
+std::string string_flag(const cxxopts::ParseResult& r, const std::string& name);
+// The values of a repeatable flag, or none.
+std::vector<std::string> strings_flag(const cxxopts::ParseResult& r, const std::string& name);
+// A duration flag ("15m", "20s"); a Usage error naming the flag when it is not a positive one.
+Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::string& name,
+                                   std::string_view example);
+// A Usage error with the tag code Usage.
+Error usage_error(std::string message, std::string hint = {});
+
 // Output: -o yaml|json|table, --jq EXPR.
 struct OutputOptions {
     std::string format = "yaml";
@@ -60,6 +103,10 @@ struct TalosOptions {
     std::string context;
     std::int64_t call_timeout_ms = 20000;
     int concurrency = 16;
+
+    // The talosconfig (--talosconfig, else $TALOSCONFIG, else ~/.talos/config) and its context,
+    // checked (talos::load_context).
+    [[nodiscard]] Result<talos::LoadedContext> load(const Streams& s) const;
 };
 void add_talos_flags(cxxopts::Options& opts, bool context_is_talos);
 Result<TalosOptions> to_talos_options(const cxxopts::ParseResult& r, bool context_is_talos);
@@ -70,8 +117,47 @@ struct KubeOptions {
     std::string context;
     std::string ns; // empty: the context's namespace, else ichor-system
     std::string cluster;
+
+    // A client for the kubeconfig, context and namespace (kube::load_config rules); the
+    // kubeconfig's and the server's warnings go to s.err as the tool `verb`'s.
+    [[nodiscard]] Result<std::unique_ptr<kube::Client>> connect(Streams& s,
+                                                                std::string_view verb) const;
+    // The namespace without a kubeconfig (offline): -n, else ichor-system.
+    [[nodiscard]] std::string offline_ns() const;
 };
 void add_kube_flags(cxxopts::Options& opts, bool with_cluster);
 KubeOptions to_kube_options(const cxxopts::ParseResult& r, bool with_cluster);
+
+// The secrets bundle: --secrets-bundle FILE, or (with `recover`) --recover-secrets
+// --recover-from ADDRESS [--recover-to FILE]; neither: the TalosCluster's own bundle Secret.
+// to_bundle_options refuses --recover-secrets without --recover-from (and the reverse), and both
+// sources at once.
+struct BundleOptions {
+    std::string file;         // --secrets-bundle
+    bool recover = false;     // --recover-secrets
+    std::string recover_from; // --recover-from
+    std::string recover_to;   // --recover-to; empty: CLUSTER-secrets.yaml
+
+    // Where the bundle is read when it is neither a file nor recovered.
+    [[nodiscard]] bool from_secret() const { return file.empty() && !recover; }
+
+    // The bundle from the source given: the file (a warning when group or others can read it), a
+    // control plane's configuration read with `talos` (written 0600 to recover_to, never over a
+    // file), else the Secret of `cluster` through `kube` (refused while a CA rotation is under
+    // way). Warnings go to s.err as the tool `verb`'s.
+    struct Sources {
+        const talos::TalosContext* talos = nullptr;
+        kube::Client* kube = nullptr;
+        const doc::Value* cluster = nullptr; // the TalosCluster object
+        std::string cluster_name;
+        std::int64_t call_timeout_ms = 20000;
+    };
+    [[nodiscard]] Result<bundle::Bundle> load(Streams& s, std::string_view verb,
+                                              const Sources& from) const;
+};
+void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view default_text,
+                      const std::string& group = "Secrets");
+Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
+                                        std::string_view usage);
 
 } // namespace ichor::cli

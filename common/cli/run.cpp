@@ -9,27 +9,30 @@
 
 namespace ichor::cli {
 
-int fail(Streams& s, std::string_view verb, const Error& e) {
-    report_error(s, verb, e);
-    return exit_code(e.kind);
+int run_tool(const std::vector<std::string>& args, Streams& s, std::string_view verb, RunFn run) {
+    stages::Outcome out;
+    try {
+        out = run(args, s);
+    } catch (const std::exception& e) {
+        out = stages::failed(make_error(ErrorKind::Internal,
+                                        std::string("internal error: ") + e.what(),
+                                        "please report this with the command line"));
+    }
+    if (out.error) {
+        report_error(s, verb, *out.error);
+    }
+    return exit_code(out);
 }
 
 int run_main(int argc, char** argv, std::string_view verb, RunFn run) {
     Streams s = process_streams();
     std::vector<std::string> args(argv, argv + argc);
-    int code = 0;
-    try {
-        code = run(args, s);
-    } catch (const std::exception& e) {
-        code = fail(s, verb,
-                    make_error(ErrorKind::Internal, std::string("internal error: ") + e.what(),
-                               "please report this with the command line"));
-    }
+    int code = run_tool(args, s, verb, run);
     int err = stdout_errno();
     if (err != 0 && err != EPIPE) {
-        return fail(
-            s, verb,
-            make_error(ErrorKind::Findings, std::string("write stdout: ") + std::strerror(err)));
+        Error e = make_error(ErrorKind::Io, std::string("write stdout: ") + std::strerror(err));
+        report_error(s, verb, e);
+        return exit_code(e.kind);
     }
     return code;
 }

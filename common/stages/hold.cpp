@@ -170,54 +170,56 @@ std::string consented_paths(const doc::ResourceList& plan, const std::string& ad
 
 } // namespace
 
-Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan,
-                                const ApplyOptions& o) {
-    if (auto st = check_plan_writable(plan); !st) {
-        return st.error();
-    }
-    if (auto st = write_backups(plan, o); !st) {
-        return st.error();
-    }
-    std::string digest = plan_digest(plan);
-    ApplyOutcome out;
-    for (const auto& item : plan.items) {
-        if (!is_created_kind(item)) {
-            continue;
+Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
+    return run_stage("hold-apply", list, [&] {
+        if (auto st = check_plan_writable(list); !st) {
+            return failed(st.error());
         }
-        std::string ns = doc::get_string(item, "metadata.namespace", kube.ns());
-        std::string name = name_of(item);
-        Value obj =
-            stamped(item, digest, consented_paths(plan, doc::get_string(item, "spec.address")), o);
-        auto created = kube.create(kube::ichor_path(plural(item), ns), obj);
-        if (created) {
-            ++out.created;
-            o.say("created " + item.value("kind", "") + " " + ns + "/" + name);
-            out.list.items.push_back(*created);
-            if (o.after_write) {
-                o.after_write();
+        if (auto st = write_backups(list, o); !st) {
+            return failed(st.error());
+        }
+        const doc::ResourceList plan = std::move(list);
+        list = doc::ResourceList{};
+        std::string digest = plan_digest(plan);
+        Outcome out;
+        IchorObjects& objects = *o.objects;
+        for (const auto& item : plan.items) {
+            if (!is_created_kind(item)) {
+                continue;
             }
-            continue;
+            std::string ns = doc::get_string(item, "metadata.namespace", objects.ns());
+            std::string name = name_of(item);
+            const std::string what = item.value("kind", "") + " " + ns + "/" + name;
+            Value obj = stamped(item, digest,
+                                consented_paths(plan, doc::get_string(item, "spec.address")), o);
+            auto created = objects.create(plural(item), ns, obj);
+            if (created) {
+                ++out.done;
+                o.say("created " + what);
+                list.items.push_back(*created);
+                continue;
+            }
+            if (created.error().code != "AlreadyExists") {
+                Outcome stop = failed(created.error().wrap("creating " + what));
+                stop.done = out.done;
+                return stop;
+            }
+            auto existing = objects.get(plural(item), ns, name);
+            if (existing && annotation(*existing, k_plan_digest) == digest) {
+                ++out.done;
+                ++out.skipped;
+                o.say(what + " already exists from this plan");
+                list.items.push_back(*existing);
+            } else {
+                ++out.stopped;
+                list.add_result(doc::Severity::Error,
+                                what + " already exists and was not written by this plan; it was "
+                                       "left as it is",
+                                "Conflict", &item);
+            }
         }
-        if (created.error().code != "AlreadyExists") {
-            return created.error().wrap("creating " + item.value("kind", "") + " " + ns + "/" +
-                                        name);
-        }
-        auto existing = kube.get(kube::ichor_path(plural(item), ns, name));
-        if (existing && annotation(*existing, k_plan_digest) == digest) {
-            ++out.existing;
-            o.say(item.value("kind", "") + " " + ns + "/" + name +
-                  " already exists from this plan");
-            out.list.items.push_back(*existing);
-        } else {
-            ++out.conflicts;
-            out.list.add_result(
-                doc::Severity::Error,
-                item.value("kind", "") + " " + ns + "/" + name +
-                    " already exists and was not written by this plan; it was left as it is",
-                "Conflict", &item);
-        }
-    }
-    return out;
+        return out;
+    });
 }
 
 namespace {
@@ -242,7 +244,7 @@ std::string condition(const Value& obj, const std::string& type) {
 
 // The live zero-drift check: inspect the node again, check its trust, plan it against the cluster
 // with every patch; only the consented class B paths may remain.
-Status zero_drift(kube::Client& kube, const Value& machine, const std::vector<Value>& all_machines,
+Status zero_drift(const Value& machine, const std::vector<Value>& all_machines,
                   const std::vector<Value>& patches, const ReleaseOptions& o) {
     std::string name = name_of(machine);
     auto addr = talos::parse_address(doc::get_string(machine, "spec.address"));
@@ -250,20 +252,18 @@ Status zero_drift(kube::Client& kube, const Value& machine, const std::vector<Va
         return addr.error().wrap(name);
     }
     doc::ResourceList list;
-    list.items.push_back(inspect_node(*addr, o.inspect, list.results));
-    check_trust(list, *o.bundle, {o.cluster, kube.ns()});
-    PlanInputs in;
-    in.cluster = o.talos_cluster;
-    in.bundle = o.bundle;
-    in.patches = patches;
+    list.items.push_back(o.read_node ? o.read_node(*addr, list.results)
+                                     : inspect_node(*addr, o.inspect, list.results));
+    const std::string& ns = o.objects->ns();
+    check_trust(list, {o.bundle, o.cluster, ns});
+    PlanOptions po{o.cluster, ns, true, o.talos_cluster, o.bundle, patches, {}};
     for (const auto& m : all_machines) {
         if (name_of(m) != name) {
-            in.machines.push_back(m);
+            po.machines.push_back(m);
         }
     }
-    auto summary = plan(list, in, {o.cluster, kube.ns(), true});
-    if (!summary) {
-        return summary.error().wrap(name);
+    if (auto planned = plan(list, po); planned.error) {
+        return planned.error->wrap(name);
     }
     std::set<std::string> consented;
     if (auto parsed = doc::parse_one(annotation(machine, k_consented), "consented");
@@ -293,11 +293,11 @@ Status zero_drift(kube::Client& kube, const Value& machine, const std::vector<Va
     return ok_status();
 }
 
-Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOptions& o) {
+Status wait_ready(const std::string& name, const ReleaseOptions& o) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
     std::string last = "no answer yet";
     while (std::chrono::steady_clock::now() < deadline) {
-        auto m = kube.get(kube::ichor_path("talosmachines", kube.ns(), name));
+        auto m = o.objects->get("talosmachines", o.objects->ns(), name);
         if (m) {
             std::string ready = condition(*m, "Ready");
             std::string held = condition(*m, "AdoptionHeld");
@@ -319,17 +319,19 @@ Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOpti
     return make_error(
         ErrorKind::Unreachable,
         name + ": not Ready within " + util::format_duration_ms(o.timeout_ms) + " (" + last + ")",
-        "kubectl get talosmachine -n " + kube.ns() + " " + name + " -o yaml", "Timeout");
+        "kubectl get talosmachine -n " + o.objects->ns() + " " + name + " -o yaml", "Timeout");
 }
 
 } // namespace
 
-ReleaseOptions release_options(const std::string& cluster, std::vector<std::string> machines,
+ReleaseOptions release_options(IchorObjects& objects, const std::string& cluster,
+                               std::vector<std::string> machines,
                                const talos::TalosContext& context,
                                const std::string& talosconfig_path, std::int64_t call_timeout_ms,
                                const bundle::Bundle& bundle, const doc::Value& talos_cluster,
                                std::int64_t timeout_ms) {
     ReleaseOptions ro;
+    ro.objects = &objects;
     ro.cluster = cluster;
     ro.machines = std::move(machines);
     ro.inspect.context = context;
@@ -341,16 +343,19 @@ ReleaseOptions release_options(const std::string& cluster, std::vector<std::stri
     return ro;
 }
 
-Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o) {
-    std::string selector = "ichor.maesh.dev/cluster=" + o.cluster;
-    auto machines =
-        kube.list(kube::ichor_path("talosmachines", kube.ns()), {.label_selector = selector});
-    auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
-    if (!machines || !patches) {
-        return machines ? patches.error() : machines.error();
+namespace {
+
+Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
+    IchorObjects& objects = *o.objects;
+    auto machines = objects.list("talosmachines", "ichor.maesh.dev/cluster=" + o.cluster);
+    auto patches = machines ? objects.list("talosconfigpatches")
+                            : Result<std::vector<Value>>(machines.error());
+    if (!patches) {
+        return failed(patches.error());
     }
-    std::vector<Value> all(machines->at("items").begin(), machines->at("items").end());
-    std::vector<Value> all_patches(patches->at("items").begin(), patches->at("items").end());
+    const std::vector<Value>& all = *machines;
+    const std::vector<Value>& all_patches = *patches;
+    list = doc::ResourceList{};
     std::vector<Value> held;
     for (const auto& m : all) {
         bool chosen = o.machines.empty() || std::find(o.machines.begin(), o.machines.end(),
@@ -363,80 +368,98 @@ Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o)
         return (doc::get_string(a, "spec.role") == "controlplane") >
                (doc::get_string(b, "spec.role") == "controlplane");
     });
-    ReleaseOutcome out;
+    Outcome out;
     for (const auto& m : held) {
         std::string name = name_of(m);
-        Status st = zero_drift(kube, m, all, all_patches, o);
+        Status st = zero_drift(m, all, all_patches, o);
         if (st) {
             Value patch = {
                 {"metadata", {{"annotations", {{std::string(k_hold_annotation), nullptr}}}}}};
-            auto r = kube.merge_patch(kube::ichor_path("talosmachines", kube.ns(), name), patch);
+            auto r = objects.merge_patch("talosmachines", name, patch);
             st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
         }
         if (st) {
             o.say("released the hold on " + name + "; waiting for Ready");
-            st = wait_ready(kube, name, o);
+            st = wait_ready(name, o);
         }
         if (st) {
-            ++out.released;
+            ++out.done;
             o.say(name + " is Ready");
-            out.list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", &m);
+            list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", &m);
         } else {
-            ++out.failed;
-            out.list.add_result(doc::Severity::Error,
-                                st.error().message + "; hint: " + st.error().hint, st.error().code,
-                                &m);
+            ++out.stopped;
+            list.add_result(doc::Severity::Error, st.error().message + "; hint: " + st.error().hint,
+                            st.error().code, &m);
         }
-        out.list.items.push_back(m);
+        list.items.push_back(m);
     }
     if (held.empty()) {
-        out.list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster,
-                            "NothingHeld");
+        list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster,
+                        "NothingHeld");
     }
     return out;
 }
 
-Result<doc::ResourceList> hold_abort(kube::Client& kube, const std::string& cluster,
-                                     const std::vector<std::string>& names) {
-    auto machines = kube.list(kube::ichor_path("talosmachines", kube.ns()),
-                              {.label_selector = "ichor.maesh.dev/cluster=" + cluster});
-    auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
-    if (!machines || !patches) {
-        return machines ? patches.error() : machines.error();
+} // namespace
+
+Outcome hold_release(doc::ResourceList& list, const ReleaseOptions& o) {
+    return run_stage("hold-release", list, [&] { return release(list, o); });
+}
+
+namespace {
+
+Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
+    IchorObjects& objects = *o.objects;
+    auto machines = objects.list("talosmachines", "ichor.maesh.dev/cluster=" + o.cluster);
+    auto patches = machines ? objects.list("talosconfigpatches")
+                            : Result<std::vector<Value>>(machines.error());
+    if (!patches) {
+        return failed(patches.error());
     }
-    doc::ResourceList out;
-    for (const auto& m : (*machines)["items"]) {
+    list = doc::ResourceList{};
+    Outcome out;
+    for (const auto& m : *machines) {
         std::string name = name_of(m);
-        bool chosen = names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+        bool chosen = o.machines.empty() ||
+                      std::find(o.machines.begin(), o.machines.end(), name) != o.machines.end();
         if (!chosen || !has_annotation(m, k_hold_annotation) || !has_annotation(m, k_plan_digest)) {
             continue;
         }
         std::vector<std::pair<std::string, const Value*>> victims;
-        for (const auto& p : (*patches)["items"]) {
+        for (const auto& p : *patches) {
             if (doc::get_string(p, "spec.machine") == name && has_annotation(p, k_plan_digest)) {
                 victims.emplace_back("talosconfigpatches", &p);
             }
         }
         victims.emplace_back("talosmachines", &m);
         for (const auto& [plural_name, obj] : victims) {
-            std::string path = kube::ichor_path(plural_name, kube.ns(), name_of(*obj));
             Value allow = {
                 {"metadata", {{"annotations", {{std::string(k_allow_delete), "true"}}}}}};
-            auto a = kube.merge_patch(path, allow);
-            auto d = a ? kube.remove(path, {.uid = doc::get_string(*obj, "metadata.uid")})
+            auto a = objects.merge_patch(plural_name, name_of(*obj), allow);
+            auto d = a ? objects.remove(plural_name, name_of(*obj),
+                                        doc::get_string(*obj, "metadata.uid"))
                        : Result<Value>(a.error());
             if (!d) {
-                out.add_result(doc::Severity::Error,
-                               "removing " + name_of(*obj) + ": " + d.error().message,
-                               d.error().code, obj);
+                ++out.stopped;
+                list.add_result(doc::Severity::Error,
+                                "removing " + name_of(*obj) + ": " + d.error().message,
+                                d.error().code, obj);
             } else {
-                out.add_result(doc::Severity::Info,
-                               "removed " + (*obj)["kind"].get<std::string>() + " " + name_of(*obj),
-                               "Removed", obj);
+                ++out.done;
+                list.add_result(doc::Severity::Info,
+                                "removed " + (*obj)["kind"].get<std::string>() + " " +
+                                    name_of(*obj),
+                                "Removed", obj);
             }
         }
     }
     return out;
+}
+
+} // namespace
+
+Outcome hold_abort(doc::ResourceList& list, const AbortOptions& o) {
+    return run_stage("hold-abort", list, [&] { return abort_held(list, o); });
 }
 
 } // namespace ichor::stages

@@ -6,8 +6,9 @@
 
 #include "common/bundle/bundle.h"
 #include "common/doc/resource_list.h"
-#include "common/kube/client.h"
 #include "common/stages/inspect.h"
+#include "common/stages/objects.h"
+#include "common/stages/stage.h"
 
 #include <cstdint>
 #include <functional>
@@ -32,30 +33,31 @@ Status check_plan_writable(const doc::ResourceList& plan);
 // annotations): the same plan gives the same digest.
 std::string plan_digest(const doc::ResourceList& plan);
 
+// Applies, releases and aborts talk to the Ichor objects through `objects` (objects.h) and, for
+// the zero-drift check, to the node through `read_node` (default: inspect_node with `inspect`).
 struct ApplyOptions {
-    std::string backup_dir;            // the live configurations are saved here first (0600)
-    std::string now_rfc3339;           // the applied-at annotation
-    std::function<void()> after_write; // called after each write (tests inject a kill here)
+    IchorObjects* objects = nullptr; // required
+    std::string backup_dir;          // the live configurations are saved here first (0600)
+    std::string now_rfc3339;         // the applied-at annotation
     std::function<void(std::string_view)> say; // progress lines
 };
 
-struct ApplyOutcome {
-    doc::ResourceList list; // the objects as they are now in the cluster, results per object
-    int created = 0;
-    int existing = 0; // already there from an earlier run of the same plan
-    int conflicts = 0;
-};
+// The stage hold apply (stage.h). `list` is a plan; afterwards it holds the objects as they are
+// now in the cluster and one result per object that could not be written. A plan with an error
+// result, or that creates nothing, is refused (the outcome's Findings error) before any write.
+// Backups first; then each object is created; one that exists with this plan's digest is counted
+// as done and skipped (a rerun converges), one with another digest is a Conflict result (stopped).
+Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& options);
 
-// Writes the plan's TalosMachines (held) and TalosConfigPatches. Backups first; then each object
-// is created; one that exists with this plan's digest is counted as existing (a rerun converges),
-// one with another digest is a conflict result.
-Result<ApplyOutcome> hold_apply(kube::Client& kube, const doc::ResourceList& plan,
-                                const ApplyOptions& o);
+// Reads a node for the zero-drift check: the Inspection, its results appended to `results`.
+using ReadNode = std::function<doc::Value(const talos::Address&, doc::Value& results)>;
 
 struct ReleaseOptions {
+    IchorObjects* objects = nullptr; // required
     std::string cluster;
     std::vector<std::string> machines; // empty: every held machine of the cluster
     InspectOptions inspect;            // the credential for the zero-drift check
+    ReadNode read_node;                // empty: inspect_node(address, inspect, results)
     const bundle::Bundle* bundle = nullptr;
     const doc::Value* talos_cluster = nullptr;
     std::int64_t timeout_ms = 15 * 60 * 1000;
@@ -64,26 +66,30 @@ struct ReleaseOptions {
     std::function<void(std::int64_t)> sleep_ms;
 };
 
-struct ReleaseOutcome {
-    doc::ResourceList list;
-    int released = 0;
-    int failed = 0;
-};
-
 // The options of a release with the talosconfig context, the bundle and the TalosCluster that the
 // caller loaded (hold release and adopt build them the same way).
-ReleaseOptions release_options(const std::string& cluster, std::vector<std::string> machines,
+ReleaseOptions release_options(IchorObjects& objects, const std::string& cluster,
+                               std::vector<std::string> machines,
                                const talos::TalosContext& context,
                                const std::string& talosconfig_path, std::int64_t call_timeout_ms,
                                const bundle::Bundle& bundle, const doc::Value& talos_cluster,
                                std::int64_t timeout_ms);
 
-// Releases held machines, control planes first, one at a time.
-Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o);
+// The stage hold release (stage.h): releases held machines, control planes first, one at a time,
+// each after the live zero-drift check and then waiting for Ready without AdoptionHeld. `list`
+// becomes the machines considered and one result each (Released, or the failure). Outcome: done =
+// released, stopped = failed; a cluster API that cannot be listed is the outcome's error.
+Outcome hold_release(doc::ResourceList& list, const ReleaseOptions& options);
 
-// Removes held machines (and their patches) that this suite created, setting allow-delete first.
-// Touches no node.
-Result<doc::ResourceList> hold_abort(kube::Client& kube, const std::string& cluster,
-                                     const std::vector<std::string>& machines);
+struct AbortOptions {
+    IchorObjects* objects = nullptr; // required
+    std::string cluster;
+    std::vector<std::string> machines; // empty: every held machine of the cluster
+};
+
+// The stage hold abort (stage.h): removes held machines (and their patches) that this suite
+// created, setting allow-delete first. Touches no node. `list` becomes one result per object.
+// Outcome: done = objects removed, stopped = objects that could not be removed.
+Outcome hold_abort(doc::ResourceList& list, const AbortOptions& options);
 
 } // namespace ichor::stages

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <set>
 #include <thread>
 
 namespace ichor::stages {
@@ -598,6 +599,37 @@ InspectOutcome inspect_nodes(const InspectOptions& o) {
         out.list.items.push_back(std::move(one.item));
     }
     return out;
+}
+
+Outcome inspect(doc::ResourceList& list, const InspectOptions& o) {
+    return run_stage("inspect", list, [&] {
+        InspectOutcome read = inspect_nodes(o);
+        std::set<std::string> addresses;
+        for (const auto& item : read.list.items) {
+            addresses.insert(doc::get_string(item, "spec.address"));
+        }
+        doc::Value kept = doc::Value::array();
+        for (auto& item : list.items) {
+            bool replaced = item.value("kind", "") == "Inspection" &&
+                            item.value("apiVersion", "") == doc::k_adopt_api &&
+                            addresses.contains(doc::get_string(item, "spec.address"));
+            if (!replaced) {
+                kept.push_back(std::move(item));
+            }
+        }
+        list.items = std::move(kept);
+        for (auto& item : read.list.items) {
+            list.items.push_back(std::move(item));
+        }
+        for (auto& r : read.list.results) {
+            list.results.push_back(std::move(r));
+        }
+        Outcome out;
+        out.done = read.nodes - read.failed;
+        out.stopped = read.failed;
+        out.unreachable = read.unreachable;
+        return out;
+    });
 }
 
 } // namespace ichor::stages

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/doc/resource_list.h"
+#include "common/stages/stage.h"
 #include "common/talos/address.h"
 #include "common/talos/talosconfig.h"
 
@@ -35,6 +36,12 @@ struct InspectOutcome {
 // FingerprintMismatch, ...), warnings (PermissionDenied on the configuration, EtcdProblem), and
 // info (Maintenance).
 InspectOutcome inspect_nodes(const InspectOptions& options);
+
+// The stage (stage.h): reads every address of `options` and appends one Inspection per address, in
+// their order, replacing an Inspection of the same address that is already in the list. Outcome:
+// done = nodes read, stopped = nodes that could not be read at all (an error result names each),
+// unreachable = of those, the ones that did not answer.
+Outcome inspect(doc::ResourceList& list, const InspectOptions& options);
 
 // Reads one node (used again by hold release for the live zero-drift check). Appends the node's
 // results to `results`.

@@ -43,6 +43,13 @@ std::optional<Version> parse_version(std::string_view v) {
     return Version{std::stoi(parts[0]), std::stoi(parts[1])};
 }
 
+struct PlanSummary {
+    int writable = 0; // machines with a TalosMachine (and maybe a TalosConfigPatch) in the plan
+    int blocked = 0;  // class C drift or a patch that does not apply
+    int refused = 0;  // not trusted, Talos version, control-plane count, no configuration
+    int skipped = 0;  // already a TalosMachine
+};
+
 // What became of one node, before anything goes into the list.
 struct NodePlan {
     const Value* inspection = nullptr;
@@ -298,8 +305,8 @@ int next_order(const std::vector<Value>& patches, const PlanOptions& o,
 }
 
 // Drift of one trusted node: render, diff, classify, capture.
-void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in,
-                  const render::ClusterSpec& c, const PlanOptions& o) {
+void analyze_node(NodePlan& n, const Value& item, const render::ClusterSpec& c,
+                  const PlanOptions& o) {
     const Value& st = item["status"];
     const Value* config = doc::find_path(st, "config");
     if (config == nullptr || !config->is_array() || config->empty()) {
@@ -313,7 +320,7 @@ void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in,
         return;
     }
     render::Install inst = install_of(st);
-    render::Input ri{&c, in.bundle, n.role, n.name, inst, "", in.patches};
+    render::Input ri{&c, o.bundle, n.role, n.name, inst, "", o.patches};
     auto rendered = render::render_patched(ri);
     if (!rendered) {
         n.outcome = "blocked";
@@ -326,8 +333,8 @@ void analyze_node(NodePlan& n, const Value& item, const PlanInputs& in,
             hint_tags(n, hint));
         return;
     }
-    const std::string patch_name = unique_patch_name(n.name, in.patches);
-    const int order = next_order(in.patches, o, n.name);
+    const std::string patch_name = unique_patch_name(n.name, o.patches);
+    const int order = next_order(o.patches, o, n.name);
     // The capture is the machine's last patch (next_order), so rendering again with it is the
     // patched documents plus the capture; the other patches are not parsed again.
     auto rerender = [&](const std::string& text) -> Result<std::vector<Value>> {
@@ -359,8 +366,8 @@ std::string node_role(const std::string& facts_role) {
 }
 
 // Trust, identity, versions and role: whether the node can be planned at all.
-void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const render::ClusterSpec& c,
-                const PlanOptions& o, std::set<std::string>& names) {
+void check_node(NodePlan& n, const Value& item, const render::ClusterSpec& c, const PlanOptions& o,
+                std::set<std::string>& names) {
     const Value& st = item.contains("status") ? item["status"] : Value::object();
     const std::string verdict = doc::get_string(st, "trust.verdict");
     if (verdict.empty()) {
@@ -381,7 +388,7 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
         return;
     }
     const std::string uuid = doc::get_string(st, "identity.uuid");
-    if (const Value* m = machine_with_uuid(in.machines, uuid); m != nullptr) {
+    if (const Value* m = machine_with_uuid(o.machines, uuid); m != nullptr) {
         n.outcome = "skipped";
         add(n, doc::Severity::Info,
             n.address + ": UUID " + uuid + " is already TalosMachine " +
@@ -409,10 +416,10 @@ void check_node(NodePlan& n, const Value& item, const PlanInputs& in, const rend
     n.outcome = "ok";
 }
 
-void control_plane_count(std::vector<NodePlan>& nodes, const PlanInputs& in,
-                         const render::ClusterSpec& c, const PlanOptions& o) {
+void control_plane_count(std::vector<NodePlan>& nodes, const render::ClusterSpec& c,
+                         const PlanOptions& o) {
     int existing = 0;
-    for (const auto& m : in.machines) {
+    for (const auto& m : o.machines) {
         if (doc::get_string(m, "spec.cluster") == c.name &&
             doc::get_string(m, "spec.role") == "controlplane" &&
             doc::get_string(m, "spec.approval") != "Rejected") {
@@ -538,23 +545,40 @@ std::string machine_name(const std::string& hostname, const std::string& uuid) {
     return "machine-" + (id.empty() ? std::string("unknown") : id);
 }
 
-Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const PlanOptions& o) {
-    auto cluster = render::parse_cluster(*in.cluster);
+namespace {
+
+// The objects a plan adds (TalosMachine, TalosConfigPatch of the Ichor API): an earlier plan's.
+void drop_planned_objects(doc::ResourceList& list) {
+    Value kept = Value::array();
+    for (auto& item : list.items) {
+        const std::string kind = item.value("kind", "");
+        bool planned = item.value("apiVersion", "") == doc::k_ichor_api &&
+                       (kind == "TalosMachine" || kind == "TalosConfigPatch");
+        if (!planned) {
+            kept.push_back(std::move(item));
+        }
+    }
+    list.items = std::move(kept);
+}
+
+Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
+    auto cluster = render::parse_cluster(*o.talos_cluster);
     if (!cluster) {
-        return cluster.error();
+        return failed(cluster.error());
     }
     if (std::find(std::begin(render::k_contracts), std::end(render::k_contracts),
                   cluster->version_contract) == std::end(render::k_contracts)) {
-        return make_error(ErrorKind::Config,
-                          "TalosCluster " + cluster->name + ": version contract \"" +
-                              cluster->version_contract +
-                              "\" is not one this release renders (1.12, 1.13, 1.14)",
-                          "kubectl get taloscluster " + cluster->name + " -n " + o.ns + " -o yaml",
-                          "UnsupportedContract");
+        return failed(make_error(
+            ErrorKind::Config,
+            "TalosCluster " + cluster->name + ": version contract \"" + cluster->version_contract +
+                "\" is not one this release renders (1.12, 1.13, 1.14)",
+            "kubectl get taloscluster " + cluster->name + " -n " + o.ns + " -o yaml",
+            "UnsupportedContract"));
     }
+    drop_planned_objects(list);
     std::vector<NodePlan> nodes;
     std::set<std::string> names;
-    for (const auto& m : in.machines) {
+    for (const auto& m : o.machines) {
         names.insert(doc::get_string(m, "metadata.name"));
     }
     for (const auto& item : list.items) {
@@ -565,13 +589,13 @@ Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const Pl
         NodePlan n;
         n.inspection = &item;
         n.address = doc::get_string(item, "spec.address", doc::get_string(item, "metadata.name"));
-        check_node(n, item, in, *cluster, o, names);
+        check_node(n, item, *cluster, o, names);
         nodes.push_back(std::move(n));
     }
-    control_plane_count(nodes, in, *cluster, o);
+    control_plane_count(nodes, *cluster, o);
     for (auto& n : nodes) {
         if (n.outcome == "ok") {
-            analyze_node(n, *n.inspection, in, *cluster, o);
+            analyze_node(n, *n.inspection, *cluster, o);
         }
     }
     PlanSummary s;
@@ -596,15 +620,17 @@ Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& in, const Pl
     for (auto& c : created) {
         list.items.push_back(std::move(c));
     }
-    return s;
+    Outcome out;
+    out.done = s.writable;
+    out.stopped = s.blocked + s.refused;
+    out.skipped = s.skipped;
+    return out;
 }
 
-int plan_exit_code(const PlanSummary& s) {
-    const int stopped = s.blocked + s.refused;
-    if (stopped == 0) {
-        return 0;
-    }
-    return s.writable > 0 ? 5 : 1;
+} // namespace
+
+Outcome plan(doc::ResourceList& list, const PlanOptions& o) {
+    return run_stage("drift", list, [&] { return plan_nodes(list, o); });
 }
 
 std::string plan_table(const doc::ResourceList& list, bool /*color*/) {

@@ -6,6 +6,7 @@
 
 #include "common/bundle/bundle.h"
 #include "common/doc/resource_list.h"
+#include "common/stages/stage.h"
 #include "common/util/result.h"
 
 #include <string>
@@ -20,35 +21,23 @@ struct PlanOptions {
     // run where no machine is writable is refused ("every machine is blocked ... nothing was
     // written"); otherwise it says "nothing to adopt: X blocked".
     bool add_machine = false;
+    const doc::Value* talos_cluster = nullptr; // the TalosCluster object (required)
+    const bundle::Bundle* bundle = nullptr;    // its secrets bundle (required)
+    std::vector<doc::Value> patches;           // TalosConfigPatch objects of the namespace
+    std::vector<doc::Value> machines;          // TalosMachine objects of the namespace
 };
 
-struct PlanInputs {
-    const doc::Value* cluster = nullptr; // the TalosCluster object
-    const bundle::Bundle* bundle = nullptr;
-    std::vector<doc::Value> patches;  // TalosConfigPatch objects of the namespace
-    std::vector<doc::Value> machines; // TalosMachine objects of the namespace
-};
-
-struct PlanSummary {
-    int writable = 0; // machines with a TalosMachine (and maybe a TalosConfigPatch) in the plan
-    int blocked = 0;  // class C drift or a patch that does not apply
-    int refused = 0;  // not trusted, Talos version, control-plane count, no configuration
-    int skipped = 0;  // already a TalosMachine
-};
-
-// Appends, for each writable machine, the TalosMachine (approved, held with the
-// ichor.maesh.dev/hold-apply annotation) and its class A TalosConfigPatch `<machine>-adopted` to
-// `list.items`, exactly as they would be created; every item already there stays. Results: class A
-// (info), B (warning, consent needed) and C (error, blocks the machine) with field.path, current
-// and proposed values, tags class and code; refusals and skips (one result per node, naming it,
-// with its hint); a closing summary. Results already in the list stay. A TalosCluster the render
-// cannot use (missing fields, unknown version contract) is a Config error and nothing is added.
-Result<PlanSummary> plan(doc::ResourceList& list, const PlanInputs& inputs,
-                         const PlanOptions& options);
-
-// The exit status of a plan: 0 when nothing is blocked or refused, 5 when some machines are
-// writable and some are not, 1 when none is writable and some are blocked or refused.
-int plan_exit_code(const PlanSummary& summary);
+// The stage (stage.h). Appends, for each writable machine, the TalosMachine (approved, held with
+// the ichor.maesh.dev/hold-apply annotation) and its class A TalosConfigPatch `<machine>-adopted`
+// to `list.items`, exactly as they would be created; the Inspections and every other item stay.
+// The planned objects of an earlier run (TalosMachine and TalosConfigPatch items) are replaced,
+// so a plan planned again gives the same list. Results: class A (info), B (warning, consent
+// needed) and C (error, blocks the machine) with field.path, current and proposed values, tags
+// class and code; refusals and skips (one result per node, naming it, with its hint); a closing
+// summary. Outcome: done = writable machines, stopped = blocked or refused ones, skipped = nodes
+// that already are a TalosMachine. A TalosCluster the render cannot use (missing fields, unknown
+// version contract) is the outcome's Config error and nothing is added.
+Outcome plan(doc::ResourceList& list, const PlanOptions& options);
 
 // -o table: one row per planned TalosMachine: MACHINE ROLE ADDRESS INSTALL-DISK IMAGE PATCH.
 std::string plan_table(const doc::ResourceList& list, bool color);

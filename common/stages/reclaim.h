@@ -11,6 +11,7 @@
 
 #include "common/doc/resource_list.h"
 #include "common/kube/client.h"
+#include "common/stages/stage.h"
 #include "common/talos/address.h"
 #include "common/talos/client.h"
 #include "common/talos/talosconfig.h"
@@ -153,20 +154,6 @@ std::unique_ptr<ReclaimNode> make_node(const NodeDial& dial);
 // The registry over `kube` in namespace `ns` (the client must outlive it).
 std::unique_ptr<ReclaimRegistry> make_registry(kube::Client& kube, std::string ns);
 
-struct ReclaimOptions {
-    talos::Address address;
-    std::string talosconfig_path;
-    std::string context_name;
-    std::string cluster;
-    std::string ns;
-    bool force_ungraceful = false;
-    std::string confirm_uuid;   // --confirm-uuid; empty: ask on the terminal
-    std::string confirm_serial; // --confirm-serial; asked for only when the UUID is weak
-    std::int64_t call_timeout_ms = talos::k_default_call_timeout_ms;
-    std::int64_t wait_timeout_ms = 15 * 60 * 1000;
-    std::int64_t poll_interval_ms = 1000;
-};
-
 // How the flow speaks to the person running it. `step` and `warn` always print; `progress` only
 // on a terminal. `ask` puts a question on the terminal and returns the typed line; it is empty
 // (or returns nullopt) when there is no terminal.
@@ -181,17 +168,34 @@ struct ReclaimUi {
     std::function<std::chrono::system_clock::time_point()> wall_now;
 };
 
-struct ReclaimOutcome {
-    doc::ResourceList list;       // the TalosMachine as registered, and the findings
-    std::optional<Error> failure; // a refusal (nothing done) or a failure after the reset
-    bool reset_done = false;
-    std::string fingerprint; // the node's new maintenance certificate fingerprint
-    std::optional<Registration::Action> registered;
+struct ReclaimOptions {
+    talos::Address address;
+    std::string talosconfig_path;
+    std::string context_name;
+    std::string cluster;
+    std::string ns;
+    bool force_ungraceful = false;
+    std::string confirm_uuid;   // --confirm-uuid; empty: ask on the terminal
+    std::string confirm_serial; // --confirm-serial; asked for only when the UUID is weak
+    std::int64_t call_timeout_ms = talos::k_default_call_timeout_ms;
+    std::int64_t wait_timeout_ms = 15 * 60 * 1000;
+    std::int64_t poll_interval_ms = 1000;
+    ReclaimNode* node = nullptr;         // required: make_node, or a fake
+    ReclaimRegistry* registry = nullptr; // required: make_registry, or a fake
+    ReclaimUi ui;
 };
 
-// The whole flow. Never throws; the outcome says what happened and what failed.
-ReclaimOutcome reclaim(const ReclaimOptions& options, ReclaimNode& node, ReclaimRegistry& registry,
-                       const ReclaimUi& ui);
+// The stage (stage.h): the whole flow. `list` becomes the TalosMachine as registered and the
+// findings; on the way it gets an info result `Reset` when the node accepted the reset,
+// `Maintenance` (tag ichor.maesh.dev/fingerprint: the node's new maintenance certificate
+// fingerprint) when it came back in maintenance mode, and one of `Registered`, `Refreshed`,
+// `Unchanged` for the registration. A refusal (nothing done) or a failure after the reset is the
+// outcome's error, and also an error result. Outcome: done = 1 when the machine was registered (or
+// found up to date).
+Outcome reclaim(doc::ResourceList& list, const ReclaimOptions& options);
+
+// The tag of the Maintenance result.
+inline constexpr std::string_view k_tag_fingerprint = "ichor.maesh.dev/fingerprint";
 
 // The inspection block printed before the confirmation: cluster, role, hostname, address, UUID,
 // serial, Talos version, and an etcd row for a control plane.

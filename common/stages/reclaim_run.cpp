@@ -57,12 +57,19 @@ std::optional<Error> first_error(const Value& results) {
 
 // --- the flow --------------------------------------------------------------------------------
 
+struct ReclaimOutcome {
+    doc::ResourceList list;       // the TalosMachine as registered, and the findings
+    std::optional<Error> failure; // a refusal (nothing done) or a failure after the reset
+    bool registered = false;
+};
+
 struct Flow {
     const ReclaimOptions& o;
     ReclaimNode& node;
     ReclaimRegistry& reg;
     const ReclaimUi& ui;
     ReclaimOutcome out;
+    std::string fingerprint; // the node's new maintenance certificate fingerprint
 
     void say(const std::string& line) const {
         if (ui.step) {
@@ -78,6 +85,17 @@ struct Flow {
         out.list.add_result(doc::Severity::Warning, line, code, nullptr, std::move(tags));
     }
     void warn(const Finding& f) { warn(f.message, f.code); }
+    // An info result about the node (and no line: the caller says it).
+    void note(const std::string& line, const std::string& code, Value tags = Value::object()) {
+        tags[std::string(doc::k_tag_node)] = o.address.text;
+        out.list.add_result(doc::Severity::Info, line, code, nullptr, std::move(tags));
+    }
+    // The registration happened: the step line and its result.
+    void done(const std::string& line, const std::string& code) {
+        say(line);
+        note(line, code);
+        out.registered = true;
+    }
     void progress(const std::string& line) const {
         if (ui.progress) {
             ui.progress(line);
@@ -222,7 +240,6 @@ struct Flow {
         for (const auto& w : r.warnings) {
             warn(w);
         }
-        out.registered = r.action;
         switch (r.action) {
         case Registration::Action::Create: {
             auto created = reg.create_machine(r.machine);
@@ -238,9 +255,10 @@ struct Flow {
                                                  " was created, but recording its status failed"));
             }
             out.list.items.push_back(shown(*patched));
-            say("created pending TalosMachine " + r.name + " (fingerprint " + out.fingerprint +
-                "); approve it: kubectl patch talosmachine " + r.name + " -n " + o.ns +
-                " --type merge -p '{\"spec\":{\"approval\":\"Approved\"}}'");
+            done("created pending TalosMachine " + r.name + " (fingerprint " + fingerprint +
+                     "); approve it: kubectl patch talosmachine " + r.name + " -n " + o.ns +
+                     " --type merge -p '{\"spec\":{\"approval\":\"Approved\"}}'",
+                 "Registered");
             return std::move(out);
         }
         case Registration::Action::Refresh: {
@@ -251,22 +269,23 @@ struct Flow {
             }
             out.list.items.push_back(shown(*patched));
             auto wall = ui.wall_now ? ui.wall_now() : std::chrono::system_clock::now();
-            if (auto ev = reg.create_event(
-                    refresh_event(*patched, r.old_fingerprint, out.fingerprint, wall));
+            if (auto ev =
+                    reg.create_event(refresh_event(*patched, r.old_fingerprint, fingerprint, wall));
                 !ev) {
                 warn("the Event " + std::string(k_reason_identity_refreshed) + " on TalosMachine " +
                          r.name + " could not be written: " + ev.error().message,
                      "EventNotWritten");
             }
-            say("refreshed pending TalosMachine " + r.name + ": maintenance fingerprint " +
-                (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) + " -> " +
-                out.fingerprint + ", disks and links re-recorded (Event " +
-                std::string(k_reason_identity_refreshed) + ")");
+            done("refreshed pending TalosMachine " + r.name + ": maintenance fingerprint " +
+                     (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) +
+                     " -> " + fingerprint + ", disks and links re-recorded (Event " +
+                     std::string(k_reason_identity_refreshed) + ")",
+                 "Refreshed");
             return std::move(out);
         }
         case Registration::Action::Unchanged:
             out.list.items.push_back(shown(r.machine));
-            say(r.why);
+            done(r.why, "Unchanged");
             return std::move(out);
         case Registration::Action::Left:
             out.list.items.push_back(shown(r.machine));
@@ -348,12 +367,12 @@ struct Flow {
         if (!actor) {
             return fail(actor.error().wrap(a + ": the reset was not accepted"));
         }
-        out.reset_done = true;
+        note(a + ": the reset was accepted (actor ID " + *actor + ")", "Reset");
         auto maint = wait_for_maintenance(*actor);
         if (!maint) {
             return fail(maint.error());
         }
-        out.fingerprint = doc::get_string(*maint, "status.tls.fingerprint");
+        fingerprint = doc::get_string(*maint, "status.tls.fingerprint");
         const std::string uuid = doc::get_string(item, "status.identity.uuid");
         const std::string now_uuid = doc::get_string(*maint, "status.identity.uuid");
         if (lower(now_uuid) != lower(uuid)) {
@@ -363,18 +382,29 @@ struct Flow {
                                ", not the reset machine's " + uuid + "; nothing was registered",
                            "kubectl ichor inspect " + a + " --insecure", "IdentityChanged"));
         }
-        say(a + " is in maintenance mode; its new maintenance certificate fingerprint is " +
-            out.fingerprint);
+        const std::string back =
+            a + " is in maintenance mode; its new maintenance certificate fingerprint is " +
+            fingerprint;
+        say(back);
+        Value fp_tag = Value::object();
+        fp_tag[std::string(k_tag_fingerprint)] = fingerprint;
+        note(back, "Maintenance", std::move(fp_tag));
         return register_machine(*maint);
     }
 };
 
 } // namespace
 
-ReclaimOutcome reclaim(const ReclaimOptions& options, ReclaimNode& node, ReclaimRegistry& registry,
-                       const ReclaimUi& ui) {
-    Flow f{options, node, registry, ui, {}};
-    return f.run();
+Outcome reclaim(doc::ResourceList& list, const ReclaimOptions& options) {
+    return run_stage("reclaim", list, [&] {
+        Flow f{options, *options.node, *options.registry, options.ui, {}, {}};
+        ReclaimOutcome done = f.run();
+        list = std::move(done.list);
+        Outcome out;
+        out.done = done.registered ? 1 : 0;
+        out.error = std::move(done.failure);
+        return out;
+    });
 }
 
 // --- the real node and registry --------------------------------------------------------------

@@ -103,32 +103,34 @@ Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o,
 
 } // namespace
 
-int check_trust(doc::ResourceList& list, const bundle::Bundle& b, const TrustOptions& o) {
-    int refused = 0;
-    for (auto& item : list.items) {
-        if (item.value("kind", "") != "Inspection" ||
-            item.value("apiVersion", "") != doc::k_adopt_api) {
-            continue;
+Outcome check_trust(doc::ResourceList& list, const TrustOptions& o) {
+    return run_stage("trustcheck", list, [&] {
+        Outcome out;
+        for (auto& item : list.items) {
+            if (item.value("kind", "") != "Inspection" ||
+                item.value("apiVersion", "") != doc::k_adopt_api) {
+                continue;
+            }
+            Value trust = Value::object();
+            Verdict v = judge(item, *o.bundle, o, trust);
+            Value ordered = Value::object();
+            ordered["verdict"] = v.name;
+            ordered["cluster"] = o.cluster;
+            for (auto it = trust.begin(); it != trust.end(); ++it) {
+                ordered[it.key()] = it.value();
+            }
+            item["status"]["trust"] = std::move(ordered);
+            if (v.name != "Member") {
+                ++out.stopped;
+                Value tags = Value::object();
+                tags[std::string(doc::k_tag_node)] = doc::get_string(item, "spec.address");
+                tags["ichor.maesh.dev/hint"] = v.hint;
+                list.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name,
+                                &item, tags);
+            }
         }
-        Value trust = Value::object();
-        Verdict v = judge(item, b, o, trust);
-        Value ordered = Value::object();
-        ordered["verdict"] = v.name;
-        ordered["cluster"] = o.cluster;
-        for (auto it = trust.begin(); it != trust.end(); ++it) {
-            ordered[it.key()] = it.value();
-        }
-        item["status"]["trust"] = std::move(ordered);
-        if (v.name != "Member") {
-            ++refused;
-            Value tags = Value::object();
-            tags[std::string(doc::k_tag_node)] = doc::get_string(item, "spec.address");
-            tags["ichor.maesh.dev/hint"] = v.hint;
-            list.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name, &item,
-                            tags);
-        }
-    }
-    return refused;
+        return out;
+    });
 }
 
 } // namespace ichor::stages

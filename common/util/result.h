@@ -16,6 +16,7 @@ enum class ErrorKind {
     Unreachable, // cannot reach the cluster API or a node at all: exit 4
     Partial,     // some done, some refused or failed: exit 5
     Internal,    // a bug: exit 70
+    Io,          // a write to stdout or a file failed (disk full, a closed descriptor): exit 74
 };
 
 struct Error {

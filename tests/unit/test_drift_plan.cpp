@@ -1,5 +1,6 @@
 // The plan stage (common/stages/plan.h) that kubectl ichor drift runs: Inspections in, the
 // objects to create and the drift as results out.
+#include "common/cli/errors.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/render/render.h"
 #include "common/stages/plan.h"
@@ -59,10 +60,10 @@ struct Fixture {
         return v;
     }
 
-    Result<stages::PlanSummary> run(doc::ResourceList& list, std::vector<Value> machines = {},
-                                    std::vector<Value> patches = {}, bool add_machine = false) {
-        stages::PlanInputs in{&cluster, &bundle, std::move(patches), std::move(machines)};
-        return stages::plan(list, in, {"prod", "ichor-system", add_machine});
+    stages::Outcome run(doc::ResourceList& list, std::vector<Value> machines = {},
+                        std::vector<Value> patches = {}, bool add_machine = false) {
+        return stages::plan(list, {"prod", "ichor-system", add_machine, &cluster, &bundle,
+                                   std::move(patches), std::move(machines)});
     }
 };
 
@@ -92,9 +93,9 @@ TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patc
     list.items.push_back(
         fx.inspection("10.0.0.21", "prod-w-2", "w-1.14")); // other layout, same facts
     auto s = fx.run(list);
-    REQUIRE(s.ok());
-    CHECK(s->writable == 1);
-    CHECK(stages::plan_exit_code(*s) == 0);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.done == 1);
+    CHECK(cli::exit_code(s) == 0);
     REQUIRE(list.items.size() == 2); // the Inspection stays
     const Value* m = item(list, "TalosMachine");
     REQUIRE(m != nullptr);
@@ -123,10 +124,10 @@ TEST_CASE("class A drift becomes the machine's patch; class C blocks", "[drift][
     list.items.push_back(a);
     list.items.push_back(c);
     auto s = fx.run(list);
-    REQUIRE(s.ok());
-    CHECK(s->writable == 1);
-    CHECK(s->blocked == 1);
-    CHECK(stages::plan_exit_code(*s) == 5);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.done == 1);
+    CHECK(s.stopped == 1);
+    CHECK(cli::exit_code(s) == 5);
     const Value* p = item(list, "TalosConfigPatch");
     REQUIRE(p != nullptr);
     CHECK((*p)["metadata"]["name"] == "prod-w-2-adopted");
@@ -171,11 +172,11 @@ TEST_CASE("skips, refusals, the control-plane count and the closing words", "[dr
     untrusted["status"].erase("trust");
     list.items.push_back(untrusted);
     auto s = fx.run(list, {existing});
-    REQUIRE(s.ok());
-    CHECK(s->skipped == 1);
-    CHECK(s->refused == 4);
-    CHECK(s->writable == 0);
-    CHECK(stages::plan_exit_code(*s) == 1);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.skipped == 1);
+    CHECK(s.stopped == 4);
+    CHECK(s.done == 0);
+    CHECK(cli::exit_code(s) == 1);
     CHECK(codes(list) == std::vector<std::string>{"AlreadyAdopted", "ControlPlaneCount",
                                                   "TalosTooOld", "UnknownTalosVersion",
                                                   "NotTrustChecked", "NothingToAdopt"});
@@ -188,7 +189,7 @@ TEST_CASE("skips, refusals, the control-plane count and the closing words", "[dr
 
     doc::ResourceList again;
     again.items.push_back(fx.inspection("10.0.0.14", "prod-cp-2", "cp-1.13"));
-    REQUIRE(fx.run(again, {existing}, {}, true).ok());
+    REQUIRE_FALSE(fx.run(again, {existing}, {}, true).error);
     CHECK(again.results.back()["message"].get<std::string>().starts_with(
         "every machine is blocked (10.0.0.14): nothing was written"));
     CHECK(item(again, "TalosMachine") == nullptr);
@@ -204,8 +205,8 @@ TEST_CASE("a patch that does not apply blocks the machine and names the patch", 
     doc::ResourceList list;
     list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
     auto s = fx.run(list, {}, {bad});
-    REQUIRE(s.ok());
-    CHECK(s->blocked == 1);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.stopped == 1);
     REQUIRE(list.results.size() == 2);
     CHECK(
         list.results[0]["message"] ==
@@ -232,8 +233,8 @@ TEST_CASE("a Talos and Kubernetes pair outside Talos's support matrix is a warni
     Value i = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13", "v1.12.11");
     list.items.push_back(i);
     auto s = fx.run(list);
-    REQUIRE(s.ok());
-    CHECK(s->writable == 1);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.done == 1);
     std::vector<std::string> warnings;
     for (const auto& r : list.results) {
         if (r["tags"].value("ichor.maesh.dev/code", "") == "UnsupportedKubernetesVersion") {
@@ -245,4 +246,27 @@ TEST_CASE("a Talos and Kubernetes pair outside Talos's support matrix is a warni
           "10.0.0.21: Talos v1.12.11 does not support Kubernetes v1.37.0 of TalosCluster prod "
           "(it supports 1.30 to 1.35); the machine is adopted as it runs, and an upgrade is "
           "refused until the pair is compatible");
+}
+
+TEST_CASE("a plan planned again replaces its own results and objects", "[drift][plan]") {
+    Fixture fx;
+    doc::ResourceList list;
+    Value a = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");
+    a["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
+    list.items.push_back(a);
+    list.add_result(doc::Severity::Warning, "from an earlier stage", "Earlier");
+    REQUIRE_FALSE(fx.run(list).error);
+    const doc::Value once = list.to_value();
+    REQUIRE(item(list, "TalosConfigPatch") != nullptr);
+    for (const auto& r : list.results) {
+        if (r["tags"]["ichor.maesh.dev/code"] != "Earlier") {
+            CHECK(r["tags"]["ichor.maesh.dev/stage"] == "drift");
+        } else {
+            CHECK_FALSE(r["tags"].contains("ichor.maesh.dev/stage"));
+        }
+    }
+    auto again = fx.run(list);
+    REQUIRE_FALSE(again.error);
+    CHECK(again.done == 1);
+    CHECK(list.to_value() == once);
 }

@@ -193,7 +193,15 @@ struct Harness {
         opts.wait_timeout_ms = 60000;
         node.probes.push_back(maintenance());
     }
-    stages::ReclaimOutcome run() {
+    // What the flow did, read back from the stage's list and outcome.
+    struct Ran {
+        doc::ResourceList list;
+        std::optional<Error> failure;
+        bool reset_done = false;
+        std::string fingerprint;
+        std::optional<Registration::Action> registered;
+    };
+    Ran run() {
         stages::ReclaimUi ui;
         ui.step = [this](std::string_view s) { steps.emplace_back(s); };
         ui.warn = [this](std::string_view s) { warnings.emplace_back(s); };
@@ -213,7 +221,27 @@ struct Harness {
         ui.wall_now = [] {
             return std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 20000);
         };
-        return stages::reclaim(opts, node, reg, ui);
+        opts.node = &node;
+        opts.registry = &reg;
+        opts.ui = ui;
+        Ran r;
+        stages::Outcome out = stages::reclaim(r.list, opts);
+        r.failure = out.error;
+        for (const auto& res : r.list.results) {
+            const std::string code = res["tags"].value("ichor.maesh.dev/code", "");
+            r.reset_done = r.reset_done || code == "Reset";
+            if (code == "Maintenance") {
+                r.fingerprint = res["tags"].value(std::string(stages::k_tag_fingerprint), "");
+            }
+            if (code == "Registered") {
+                r.registered = Registration::Action::Create;
+            } else if (code == "Refreshed") {
+                r.registered = Registration::Action::Refresh;
+            } else if (code == "Unchanged") {
+                r.registered = Registration::Action::Unchanged;
+            }
+        }
+        return r;
     }
 };
 

@@ -54,8 +54,9 @@ TEST_CASE("trust verdicts", "[stages][trust]") {
     other["kind"] = "ConfigMap";
     list.items.push_back(other);
 
-    int refused = stages::check_trust(list, b, {"prod", "ichor-system"});
-    CHECK(refused == 4);
+    stages::Outcome out = stages::check_trust(list, {&b, "prod", "ichor-system"});
+    CHECK(out.stopped == 4);
+    CHECK_FALSE(out.error);
     CHECK(list.items[0]["status"]["trust"]["verdict"] == "Member");
     CHECK(list.items[1]["status"]["trust"]["verdict"] == "OtherCluster");
     CHECK(list.items[2]["status"]["trust"]["verdict"] == "UnknownAuthority");
@@ -82,7 +83,7 @@ TEST_CASE("same cluster ID but another CA is not a member", "[stages][trust]") {
     list.items.push_back(
         inspection("10.0.0.9", "configured", "verified", "prod-id",
                    "-----BEGIN CERTIFICATE-----\nWFla\n-----END CERTIFICATE-----\n", "prod"));
-    CHECK(stages::check_trust(list, b, {"prod", "ichor-system"}) == 1);
+    CHECK(stages::check_trust(list, {&b, "prod", "ichor-system"}).stopped == 1);
     CHECK(list.items[0]["status"]["trust"]["talosCA"] == false);
     CHECK(list.items[0]["status"]["trust"]["clusterID"] == true);
 }

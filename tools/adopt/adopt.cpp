@@ -1,12 +1,12 @@
 #include "tools/adopt/adopt.h"
 
 #include "common/cli/consent.h"
-#include "common/cli/errors.h"
 #include "common/cli/output.h"
 #include "common/cli/progress.h"
 #include "common/cli/run.h"
 #include "common/stages/hold.h"
 #include "common/stages/inspect.h"
+#include "common/stages/objects.h"
 #include "common/stages/plan.h"
 #include "common/stages/sources.h"
 #include "common/stages/trust.h"
@@ -49,10 +49,6 @@ const cli::ToolInfo k_info{
     "./stages --plan\n",
 };
 
-std::string str(const cxxopts::ParseResult& r, const char* name) {
-    return r.count(name) != 0 ? r[name].as<std::string>() : std::string();
-}
-
 } // namespace
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
@@ -65,78 +61,58 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         "plan", "stop after drift and print the plan")("yes", "consent without a prompt")(
         "explain", "print the equivalent pipeline of single tools")(
         "keep-stages", "write each stage's document into DIR", cxxopts::value<std::string>(),
-        "DIR")("secrets-bundle", "the cluster's secrets bundle (default: its Secret)",
-               cxxopts::value<std::string>(), "FILE")(
-        "recover-secrets", "rebuild the bundle from a control plane's configuration")(
-        "recover-from", "with --recover-secrets: the control plane", cxxopts::value<std::string>(),
-        "ADDRESS")("recover-to", "where the recovered bundle is written (0600)",
-                   cxxopts::value<std::string>(),
-                   "FILE")("backup-dir", "where live configurations are saved",
-                           cxxopts::value<std::string>()->default_value("ichor-backups"),
-                           "DIR")("timeout", "how long to wait for each machine to be Ready",
-                                  cxxopts::value<std::string>()->default_value("15m"), "DURATION");
-    auto r = cli::parse_args(opts, args);
-    if (!r) {
-        return r.error();
-    }
-    cli::Parsed<Options> p;
-    if (r->count("help") != 0 || r->count("version") != 0) {
-        p.text = r->count("help") != 0 ? cli::help_text(k_info, opts) : cli::version_text(k_info);
-        return p;
-    }
-    Options o;
-    o.kube = cli::to_kube_options(*r, true);
-    auto talos = cli::to_talos_options(*r, false);
-    auto out = cli::to_output_options(*r);
-    auto timeout = util::parse_duration_ms((*r)["timeout"].as<std::string>());
-    if (!talos || !out || !timeout) {
-        return !talos ? talos.error()
-               : !out ? out.error()
-                      : make_error(ErrorKind::Usage, "--timeout is not a duration", "", "Usage");
-    }
-    o.talos = *talos;
-    o.output = *out;
-    o.timeout_ms = *timeout;
-    if (r->count("add-machine") != 0) {
-        o.add_machines = (*r)["add-machine"].as<std::vector<std::string>>();
-    }
-    o.plan_only = r->count("plan") != 0;
-    o.yes = r->count("yes") != 0;
-    o.explain = r->count("explain") != 0;
-    o.keep_stages = str(*r, "keep-stages");
-    o.secrets_bundle = str(*r, "secrets-bundle");
-    o.recover_secrets = r->count("recover-secrets") != 0;
-    o.recover_from = str(*r, "recover-from");
-    o.recover_to = str(*r, "recover-to");
-    o.backup_dir = (*r)["backup-dir"].as<std::string>();
-    if (o.kube.cluster.empty() || o.add_machines.empty()) {
-        return make_error(
-            ErrorKind::Usage, "--cluster NAME and at least one --add-machine ADDRESS are required",
-            "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE", "Usage");
-    }
-    if (o.recover_secrets != !o.recover_from.empty()) {
-        return make_error(ErrorKind::Usage,
-                          "--recover-secrets and --recover-from ADDRESS go together", "", "Usage");
-    }
-    if (o.recover_secrets && !o.secrets_bundle.empty()) {
-        return make_error(ErrorKind::Usage, "give --secrets-bundle or --recover-secrets, not both",
-                          "", "Usage");
-    }
-    p.options = std::move(o);
-    return p;
+        "DIR");
+    cli::add_bundle_flags(opts, true, "default: its Secret", "Adopt");
+    opts.add_options("Adopt")("backup-dir", "where live configurations are saved",
+                              cxxopts::value<std::string>()->default_value("ichor-backups"), "DIR")(
+        "timeout", "how long to wait for each machine to be Ready",
+        cxxopts::value<std::string>()->default_value("15m"), "DURATION");
+    return cli::parse_tool<Options>(
+        k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {
+            Options o;
+            o.kube = cli::to_kube_options(r, true);
+            auto talos = cli::to_talos_options(r, false);
+            auto out = cli::to_output_options(r);
+            auto timeout = util::parse_duration_ms(r["timeout"].as<std::string>());
+            if (!talos || !out || !timeout) {
+                return !talos ? talos.error()
+                       : !out ? out.error()
+                              : cli::usage_error("--timeout is not a duration");
+            }
+            o.talos = *talos;
+            o.output = *out;
+            o.timeout_ms = *timeout;
+            o.add_machines = cli::strings_flag(r, "add-machine");
+            o.plan_only = r.count("plan") != 0;
+            o.yes = r.count("yes") != 0;
+            o.explain = r.count("explain") != 0;
+            o.keep_stages = cli::string_flag(r, "keep-stages");
+            o.backup_dir = r["backup-dir"].as<std::string>();
+            if (o.kube.cluster.empty() || o.add_machines.empty()) {
+                return cli::usage_error(
+                    "--cluster NAME and at least one --add-machine ADDRESS are required",
+                    "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");
+            }
+            auto bundle = cli::to_bundle_options(r, true, "");
+            if (!bundle) {
+                return bundle.error();
+            }
+            o.bundle = *bundle;
+            return o;
+        });
 }
 
 std::string explain(const Options& o) {
     std::string ns = o.kube.ns.empty() ? "" : " -n " + o.kube.ns;
     std::string tc = o.talos.talosconfig.empty() ? "" : " --talosconfig " + o.talos.talosconfig;
-    std::string bundle = !o.secrets_bundle.empty() ? " --secrets-bundle " + o.secrets_bundle : "";
-    if (o.recover_secrets) {
-        bundle = " --recover-secrets --recover-from " + o.recover_from + tc;
+    std::string bundle = !o.bundle.file.empty() ? " --secrets-bundle " + o.bundle.file : "";
+    if (o.bundle.recover) {
+        bundle = " --recover-secrets --recover-from " + o.bundle.recover_from + tc;
     }
     std::string s = "kubectl ichor inspect " + util::join(o.add_machines, " ") + tc + " \\\n" +
                     " | kubectl ichor trustcheck --cluster " + o.kube.cluster + ns + bundle +
                     " \\\n" + " | kubectl ichor drift --cluster " + o.kube.cluster + ns +
-                    (o.secrets_bundle.empty() ? "" : " --secrets-bundle " + o.secrets_bundle) +
+                    (o.bundle.file.empty() ? "" : " --secrets-bundle " + o.bundle.file) +
                     " --add-machine > plan.yaml\n";
     if (!o.plan_only) {
         s += "kubectl ichor hold apply -f plan.yaml" + ns + (o.yes ? " --yes" : "") + "\n";
@@ -149,6 +125,7 @@ namespace {
 
 struct Context {
     std::unique_ptr<kube::Client> kube;
+    std::unique_ptr<stages::IchorObjects> objects;
     doc::Value cluster;
     talos::TalosContext talos;
     std::string talosconfig_path;
@@ -156,42 +133,31 @@ struct Context {
 };
 
 Result<Context> prepare(const Options& o, cli::Streams& s) {
-    auto warn = [&s](std::string_view m) { cli::report_warning(s, "adopt", m); };
     Context c;
-    auto k =
-        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto k = o.kube.connect(s, "adopt");
     if (!k) {
         return k.error();
     }
     c.kube = std::move(*k);
+    c.objects = stages::objects_over(*c.kube);
     auto cluster = stages::get_cluster(*c.kube, o.kube.cluster, c.kube->ns());
     if (!cluster) {
         return cluster.error();
     }
     c.cluster = *cluster;
-    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
+    auto ctx = o.talos.load(s);
     if (!ctx) {
         return ctx.error();
     }
     c.talos = ctx->context;
     c.talosconfig_path = ctx->path;
-    stages::BundleSource bs{o.secrets_bundle, o.recover_from,
-                            o.recover_to.empty() ? o.kube.cluster + "-secrets.yaml" : o.recover_to,
-                            o.talos.call_timeout_ms};
-    auto b = stages::load_bundle(bs, &c.talos, c.kube.get(), &c.cluster, warn);
+    auto b = o.bundle.load(
+        s, "adopt", {&c.talos, c.kube.get(), &c.cluster, o.kube.cluster, o.talos.call_timeout_ms});
     if (!b) {
         return b.error();
     }
     c.bundle = *b;
     return c;
-}
-
-Result<std::vector<doc::Value>> items_of(kube::Client& k, const std::string& plural) {
-    auto l = k.list(kube::ichor_path(plural, k.ns()));
-    if (!l) {
-        return l.error();
-    }
-    return std::vector<doc::Value>(l->at("items").begin(), l->at("items").end());
 }
 
 Status keep(const Options& o, const std::string& name, const doc::ResourceList& list) {
@@ -202,13 +168,14 @@ Status keep(const Options& o, const std::string& name, const doc::ResourceList& 
     return util::write_file_atomic(o.keep_stages + "/" + name, doc::to_yaml(list.to_value()), 0600);
 }
 
-// inspect, trustcheck, drift: the plan, exactly as the pipe of the three tools writes it.
-Result<std::pair<doc::ResourceList, stages::PlanSummary>> make_plan(const Options& o, Context& c) {
+// inspect, trustcheck, drift: the plan, exactly as the pipe of the three tools writes it. The
+// outcome is the plan's; an error stops the run.
+stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list) {
     stages::InspectOptions io;
     for (const auto& text : o.add_machines) {
         auto a = talos::parse_address(text);
         if (!a) {
-            return a.error();
+            return stages::failed(a.error());
         }
         io.addresses.push_back(*a);
     }
@@ -216,29 +183,30 @@ Result<std::pair<doc::ResourceList, stages::PlanSummary>> make_plan(const Option
     io.talosconfig_path = c.talosconfig_path;
     io.call_timeout_ms = o.talos.call_timeout_ms;
     io.concurrency = o.talos.concurrency;
-    doc::ResourceList list = stages::inspect_nodes(io).list;
+    stages::inspect(list, io);
     Status st = keep(o, "1-inspect.yaml", list);
-    stages::check_trust(list, c.bundle, {o.kube.cluster, c.kube->ns()});
+    stages::check_trust(list, {&c.bundle, o.kube.cluster, c.kube->ns()});
     st = st ? keep(o, "2-trustcheck.yaml", list) : st;
-    auto patches = items_of(*c.kube, "talosconfigpatches");
-    auto machines = patches ? items_of(*c.kube, "talosmachines")
+    auto patches = c.objects->list("talosconfigpatches");
+    auto machines = patches ? c.objects->list("talosmachines")
                             : Result<std::vector<doc::Value>>(patches.error());
-    if (!machines || !st) {
-        return !st ? st.error() : machines.error();
+    if (!st || !machines) {
+        return stages::failed(!st ? st.error() : machines.error());
     }
-    stages::PlanInputs in{&c.cluster, &c.bundle, std::move(*patches), std::move(*machines)};
-    auto summary = stages::plan(list, in, {o.kube.cluster, c.kube->ns(), true});
-    if (!summary) {
-        return summary.error();
+    stages::Outcome planned =
+        stages::plan(list, {o.kube.cluster, c.kube->ns(), true, &c.cluster, &c.bundle,
+                            std::move(*patches), std::move(*machines)});
+    if (planned.error) {
+        return planned;
     }
     if (auto kst = keep(o, "3-plan.yaml", list); !kst) {
-        return kst.error();
+        return stages::failed(kst.error());
     }
-    return std::make_pair(std::move(list), *summary);
+    return planned;
 }
 
-int apply_and_release(const Options& o, Context& c, const doc::ResourceList& plan,
-                      cli::Streams& s) {
+stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceList plan,
+                                  cli::Streams& s) {
     std::vector<std::string> names;
     for (const auto& i : plan.items) {
         if (i.value("kind", "") == "TalosMachine") {
@@ -248,78 +216,74 @@ int apply_and_release(const Options& o, Context& c, const doc::ResourceList& pla
     std::string what = "create " + std::to_string(names.size()) + " held TalosMachine(s) (" +
                        util::join(names, ", ") + ") and their patches in namespace " + c.kube->ns();
     if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
-        return cli::fail(s, "adopt", st.error());
+        return stages::failed(st.error());
     }
     cli::Progress progress(s);
-    stages::ApplyOptions ao{o.backup_dir, util::now_rfc3339(), nullptr,
+    stages::ApplyOptions ao{c.objects.get(), o.backup_dir, util::now_rfc3339(),
                             [&progress](std::string_view m) { progress.announce(m); }};
-    auto applied = stages::hold_apply(*c.kube, plan, ao);
-    if (!applied) {
-        return cli::fail(s, "adopt", applied.error());
+    doc::ResourceList applied = std::move(plan);
+    stages::Outcome apply = stages::hold_apply(applied, ao);
+    if (apply.error) {
+        progress.done();
+        return apply;
     }
-    auto ro = stages::release_options(o.kube.cluster, names, c.talos, c.talosconfig_path,
-                                      o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
+    auto ro =
+        stages::release_options(*c.objects, o.kube.cluster, names, c.talos, c.talosconfig_path,
+                                o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
-    auto released = stages::hold_release(*c.kube, ro);
+    doc::ResourceList out;
+    stages::Outcome release = stages::hold_release(out, ro);
     progress.done();
-    if (!released) {
-        return cli::fail(s, "adopt", released.error());
+    if (release.error) {
+        return release;
     }
-    doc::ResourceList out = released->list;
-    for (auto& r : applied->list.results) {
+    for (auto& r : applied.results) {
         out.results.push_back(r);
     }
     if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
-        return cli::fail(s, "adopt", st.error());
+        return stages::failed(st.error());
     }
-    if (released->failed == 0 && applied->conflicts == 0) {
-        return 0;
+    // The adoption's outcome: the machines released, and every machine that stopped in either
+    // step (a conflict at apply, a failed check or wait at release).
+    release.stopped += apply.stopped;
+    return release;
+}
+
+stages::Outcome execute(const Options& o, cli::Streams& s) {
+    if (o.explain) {
+        s.out << explain(o);
+        return {};
     }
-    return cli::exit_code(released->released > 0 ? ErrorKind::Partial : ErrorKind::Findings);
+    auto c = prepare(o, s);
+    if (!c) {
+        return stages::failed(c.error());
+    }
+    doc::ResourceList plan;
+    stages::Outcome planned = make_plan(o, *c, plan);
+    if (planned.error) {
+        return planned;
+    }
+    if (o.plan_only || plan.has_errors()) {
+        if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
+            return stages::failed(st.error());
+        }
+        if (!o.plan_only) {
+            return stages::failed(make_error(
+                ErrorKind::Findings,
+                "the plan has refused or blocked machines (see the results above); nothing was "
+                "written",
+                "kubectl ichor adopt ... --plan, then fix what the results name"));
+        }
+        return planned;
+    }
+    return apply_and_release(o, *c, std::move(plan), s);
 }
 
 } // namespace
 
-int run(const std::vector<std::string>& args, cli::Streams& s) {
-    auto parsed = parse_options(args);
-    if (!parsed) {
-        return cli::fail(s, "adopt", parsed.error());
-    }
-    if (!parsed->options) {
-        s.out << parsed->text;
-        return 0;
-    }
-    const Options& o = *parsed->options;
-    if (o.explain) {
-        s.out << explain(o);
-        return 0;
-    }
-    auto c = prepare(o, s);
-    if (!c) {
-        return cli::fail(s, "adopt", c.error());
-    }
-    auto planned = make_plan(o, *c);
-    if (!planned) {
-        return cli::fail(s, "adopt", planned.error());
-    }
-    auto& [plan, summary] = *planned;
-    if (o.plan_only || plan.has_errors()) {
-        if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
-            return cli::fail(s, "adopt", st.error());
-        }
-        if (!o.plan_only) {
-            cli::report_error(
-                s, "adopt",
-                make_error(ErrorKind::Findings,
-                           "the plan has refused or blocked machines (see the results above); "
-                           "nothing was written",
-                           "kubectl ichor adopt ... --plan, then fix what the results name"));
-            return cli::exit_code(ErrorKind::Findings);
-        }
-        return stages::plan_exit_code(summary);
-    }
-    return apply_and_release(o, *c, plan, s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
+    return cli::run_parsed(parse_options(args), s, execute);
 }
 
 } // namespace ichor::tools::adopt

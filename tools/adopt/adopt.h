@@ -4,6 +4,7 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 
 #include <cstdint>
 #include <string>
@@ -20,10 +21,7 @@ struct Options {
     bool yes = false;
     bool explain = false;
     std::string keep_stages;
-    std::string secrets_bundle;
-    bool recover_secrets = false;
-    std::string recover_from;
-    std::string recover_to;
+    cli::BundleOptions bundle;
     std::string backup_dir;
     std::int64_t timeout_ms = 15 * 60 * 1000;
 };
@@ -31,6 +29,6 @@ struct Options {
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
 // The equivalent pipeline of single tools (--explain).
 std::string explain(const Options& o);
-int run(const std::vector<std::string>& args, cli::Streams& s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
 
 } // namespace ichor::tools::adopt

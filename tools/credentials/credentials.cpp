@@ -43,41 +43,33 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         "DURATION")("output-file", "the talosconfig to write (0600)", cxxopts::value<std::string>(),
                     "FILE")("name", "", cxxopts::value<std::vector<std::string>>());
     opts.parse_positional({"name"});
-    auto r = cli::parse_args(opts, args);
-    if (!r) {
-        return r.error();
-    }
-    cli::Parsed<Options> p;
-    if (r->count("help") != 0 || r->count("version") != 0) {
-        p.text = r->count("help") != 0 ? cli::help_text(k_info, opts) : cli::version_text(k_info);
-        return p;
-    }
-    Options o;
-    o.kube = cli::to_kube_options(*r, false);
-    auto names = r->count("name") != 0 ? (*r)["name"].as<std::vector<std::string>>()
-                                       : std::vector<std::string>{};
-    if (names.size() != 1) {
-        return make_error(ErrorKind::Usage, "give exactly one cluster NAME",
-                          "kubectl ichor credentials NAME", "Usage");
-    }
-    o.kube.cluster = names.front();
-    o.secrets_bundle =
-        r->count("secrets-bundle") != 0 ? (*r)["secrets-bundle"].as<std::string>() : "";
-    if (r->count("endpoint") != 0) {
-        o.endpoints = (*r)["endpoint"].as<std::vector<std::string>>();
-    }
-    o.roles = r->count("role") != 0 ? (*r)["role"].as<std::vector<std::string>>()
-                                    : std::vector<std::string>{"os:admin"};
-    auto ttl = util::parse_duration_ms((*r)["ttl"].as<std::string>());
-    if (!ttl || *ttl < 60000) {
-        return make_error(ErrorKind::Usage, "--ttl must be a duration of at least 1m, e.g. 8760h",
-                          "", "Usage");
-    }
-    o.ttl_seconds = *ttl / 1000;
-    o.output_file = r->count("output-file") != 0 ? (*r)["output-file"].as<std::string>()
-                                                 : "talosconfig-" + o.kube.cluster;
-    p.options = std::move(o);
-    return p;
+    return cli::parse_tool<Options>(
+        k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {
+            Options o;
+            o.kube = cli::to_kube_options(r, false);
+            auto names = cli::strings_flag(r, "name");
+            if (names.size() != 1) {
+                return cli::usage_error("give exactly one cluster NAME",
+                                        "kubectl ichor credentials NAME");
+            }
+            o.kube.cluster = names.front();
+            auto bundle = cli::to_bundle_options(r, false, "");
+            if (!bundle) {
+                return bundle.error();
+            }
+            o.bundle = *bundle;
+            o.endpoints = cli::strings_flag(r, "endpoint");
+            o.roles = r.count("role") != 0 ? cli::strings_flag(r, "role")
+                                           : std::vector<std::string>{"os:admin"};
+            auto ttl = util::parse_duration_ms(r["ttl"].as<std::string>());
+            if (!ttl || *ttl < 60000) {
+                return cli::usage_error("--ttl must be a duration of at least 1m, e.g. 8760h");
+            }
+            o.ttl_seconds = *ttl / 1000;
+            o.output_file = r.count("output-file") != 0 ? r["output-file"].as<std::string>()
+                                                        : "talosconfig-" + o.kube.cluster;
+            return o;
+        });
 }
 
 namespace {
@@ -102,64 +94,59 @@ Result<std::vector<std::string>> control_plane_endpoints(kube::Client& k,
     return out;
 }
 
-} // namespace
-
-int run(const std::vector<std::string>& args, cli::Streams& s) {
-    auto parsed = parse_options(args);
-    if (!parsed) {
-        return cli::fail(s, "credentials", parsed.error());
-    }
-    if (!parsed->options) {
-        s.out << parsed->text;
-        return 0;
-    }
-    Options o = *parsed->options;
-    auto warn = [&s](std::string_view m) { cli::report_warning(s, "credentials", m); };
+stages::Outcome execute(const Options& given, cli::Streams& s) {
+    Options o = given;
     std::unique_ptr<kube::Client> kube;
-    Result<doc::Value> cluster = doc::Value(nullptr);
-    if (o.secrets_bundle.empty() || o.endpoints.empty()) {
-        auto k = stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env,
-                                      s.in_tty, warn);
+    doc::Value cluster;
+    if (o.bundle.file.empty() || o.endpoints.empty()) {
+        auto k = o.kube.connect(s, "credentials");
         if (!k) {
-            return cli::fail(s, "credentials", k.error());
+            return stages::failed(k.error());
         }
         kube = std::move(*k);
-        cluster = stages::get_cluster(*kube, o.kube.cluster, kube->ns());
-        if (!cluster) {
-            return cli::fail(s, "credentials", cluster.error());
+        auto c = stages::get_cluster(*kube, o.kube.cluster, kube->ns());
+        if (!c) {
+            return stages::failed(c.error());
         }
+        cluster = std::move(*c);
     }
-    auto b = stages::load_bundle({o.secrets_bundle, "", "", 20000}, nullptr, kube.get(),
-                                 cluster->is_null() ? nullptr : &*cluster, warn);
+    auto b = o.bundle.load(
+        s, "credentials",
+        {nullptr, kube.get(), cluster.is_null() ? nullptr : &cluster, o.kube.cluster});
     if (!b) {
-        return cli::fail(s, "credentials", b.error());
+        return stages::failed(b.error());
     }
     if (o.endpoints.empty()) {
         auto eps = control_plane_endpoints(*kube, o.kube.cluster);
         if (!eps) {
-            return cli::fail(s, "credentials", eps.error());
+            return stages::failed(eps.error());
         }
         if (eps->empty()) {
-            return cli::fail(
-                s, "credentials",
-                make_error(ErrorKind::Config,
-                           "cluster " + o.kube.cluster +
-                               " has no approved control-plane TalosMachine with an address",
-                           "give --endpoint ADDRESS", "NoEndpoints"));
+            return stages::failed(make_error(ErrorKind::Config,
+                                             "cluster " + o.kube.cluster +
+                                                 " has no approved control-plane TalosMachine "
+                                                 "with an address",
+                                             "give --endpoint ADDRESS", "NoEndpoints"));
         }
         o.endpoints = *eps;
     }
     auto cert = bundle::issue_client_certificate(*b, o.roles, o.ttl_seconds, std::time(nullptr));
     if (!cert) {
-        return cli::fail(s, "credentials", cert.error());
+        return stages::failed(cert.error());
     }
     std::string text = bundle::talosconfig_yaml(o.kube.cluster, o.endpoints, b->os_ca_pem(), *cert);
     if (auto st = util::write_private_file(o.output_file, text); !st) {
-        return cli::fail(s, "credentials", st.error());
+        return stages::failed(st.error());
     }
     s.err << "wrote " << o.output_file << " (0600): context " << o.kube.cluster << ", roles "
           << util::join(o.roles, ",") << ", endpoints " << util::join(o.endpoints, ",") << "\n";
-    return 0;
+    return {};
+}
+
+} // namespace
+
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
+    return cli::run_parsed(parse_options(args), s, execute);
 }
 
 } // namespace ichor::tools::credentials

@@ -4,6 +4,7 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 
 #include <cstdint>
 #include <string>
@@ -13,7 +14,7 @@ namespace ichor::tools::credentials {
 
 struct Options {
     cli::KubeOptions kube;
-    std::string secrets_bundle;
+    cli::BundleOptions bundle;
     std::vector<std::string> endpoints;
     std::vector<std::string> roles;
     std::int64_t ttl_seconds = 0;
@@ -21,6 +22,6 @@ struct Options {
 };
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
-int run(const std::vector<std::string>& args, cli::Streams& s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
 
 } // namespace ichor::tools::credentials

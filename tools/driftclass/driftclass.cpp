@@ -1,8 +1,8 @@
 #include "tools/driftclass/driftclass.h"
 
-#include "common/cli/errors.h"
 #include "common/cli/output.h"
 #include "common/cli/run.h"
+#include "common/stages/objects.h"
 #include "common/stages/plan.h"
 #include "common/stages/sources.h"
 #include "common/util/files.h"
@@ -66,25 +66,9 @@ Result<std::vector<doc::Value>> read_objects(const std::string& path, const std:
     return std::vector<doc::Value>(list->items.begin(), list->items.end());
 }
 
-Result<bundle::Bundle> bundle_file(const std::string& path, cli::Streams& s) {
-    auto text = util::read_file(path);
-    if (!text) {
-        Error e = text.error().wrap("--secrets-bundle");
-        e.kind = ErrorKind::Config;
-        return e;
-    }
-    if (util::readable_by_others(path)) {
-        cli::report_warning(
-            s, "drift",
-            path + " can be read by group or others; a secrets bundle should be 0600 (chmod 600 " +
-                path + ")");
-    }
-    return bundle::parse(*text, path);
-}
-
 Result<Sources> offline(const Options& o, cli::Streams& s) {
     Sources src;
-    src.ns = o.kube.ns.empty() ? "ichor-system" : o.kube.ns;
+    src.ns = o.kube.offline_ns();
     auto clusters = read_objects(o.cluster_file, "--cluster-file");
     if (!clusters) {
         return clusters.error();
@@ -114,7 +98,7 @@ Result<Sources> offline(const Options& o, cli::Streams& s) {
             src.machines.push_back(std::move(obj));
         }
     }
-    auto b = bundle_file(o.secrets_bundle, s);
+    auto b = o.bundle.load(s, "drift", {});
     if (!b) {
         return b.error();
     }
@@ -122,23 +106,12 @@ Result<Sources> offline(const Options& o, cli::Streams& s) {
     return src;
 }
 
-Result<std::vector<doc::Value>> list_items(kube::Client& k, const std::string& plural,
-                                           const std::string& ns) {
-    auto l = k.list(kube::ichor_path(plural, ns));
-    if (!l) {
-        return l.error().wrap("listing " + plural + " in namespace " + ns);
-    }
-    const doc::Value& items = (*l)["items"];
-    return std::vector<doc::Value>(items.begin(), items.end());
-}
-
 Result<Sources> online(const Options& o, cli::Streams& s) {
-    auto warn = [&s](std::string_view m) { cli::report_warning(s, "drift", m); };
-    auto k =
-        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto k = o.kube.connect(s, "drift");
     if (!k) {
         return k.error();
     }
+    auto objects = stages::objects_over(**k);
     Sources src;
     src.ns = (*k)->ns();
     auto cluster = stages::get_cluster(**k, o.kube.cluster, src.ns);
@@ -146,17 +119,15 @@ Result<Sources> online(const Options& o, cli::Streams& s) {
         return cluster.error();
     }
     src.cluster = *cluster;
-    auto patches = list_items(**k, "talosconfigpatches", src.ns);
-    auto machines = patches ? list_items(**k, "talosmachines", src.ns)
-                            : Result<std::vector<doc::Value>>(patches.error());
+    auto patches = objects->list("talosconfigpatches");
+    auto machines =
+        patches ? objects->list("talosmachines") : Result<std::vector<doc::Value>>(patches.error());
     if (!machines) {
         return machines.error();
     }
     src.patches = std::move(*patches);
     src.machines = std::move(*machines);
-    stages::BundleSource bs;
-    bs.file = o.secrets_bundle;
-    auto b = stages::load_bundle(bs, nullptr, k->get(), &src.cluster, warn);
+    auto b = o.bundle.load(s, "drift", {nullptr, k->get(), &src.cluster, o.kube.cluster});
     if (!b) {
         return b.error();
     }
@@ -169,90 +140,80 @@ Result<Sources> online(const Options& o, cli::Streams& s) {
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args) {
     auto opts = cli::make_options(k_info);
     cli::add_kube_flags(opts, true);
-    opts.add_options("Plan")("secrets-bundle",
-                             "the cluster's secrets bundle (default: its bundle Secret)",
+    cli::add_bundle_flags(opts, false, "default: its bundle Secret", "Plan");
+    opts.add_options("Plan")("cluster-file", "offline: a file holding the TalosCluster",
                              cxxopts::value<std::string>(), "FILE")(
-        "cluster-file", "offline: a file holding the TalosCluster", cxxopts::value<std::string>(),
-        "FILE")("patches-file", "offline: its TalosConfigPatches and TalosMachines",
-                cxxopts::value<std::string>(), "FILE")(
-        "add-machine",
-        "the nodes are machines added to the cluster: refuse a run with none writable");
+        "patches-file", "offline: its TalosConfigPatches and TalosMachines",
+        cxxopts::value<std::string>(),
+        "FILE")("add-machine",
+                "the nodes are machines added to the cluster: refuse a run with none writable");
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
-    auto r = cli::parse_args(opts, args);
-    if (!r) {
-        return r.error();
-    }
-    cli::Parsed<Options> p;
-    if (r->count("help") != 0 || r->count("version") != 0) {
-        p.text = r->count("help") != 0 ? cli::help_text(k_info, opts) : cli::version_text(k_info);
-        return p;
-    }
-    Options o;
-    o.kube = cli::to_kube_options(*r, true);
-    auto out = cli::to_output_options(*r);
-    if (!out) {
-        return out.error();
-    }
-    o.output = *out;
-    o.input = cli::to_input_options(*r);
-    auto str = [&](const char* name) {
-        return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string();
-    };
-    o.secrets_bundle = str("secrets-bundle");
-    o.cluster_file = str("cluster-file");
-    o.patches_file = str("patches-file");
-    o.add_machine = r->count("add-machine") != 0;
-    if (o.kube.cluster.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster is required",
-                          "kubectl ichor drift --cluster NAME", "Usage");
-    }
-    if (o.cluster_file.empty() != o.patches_file.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster-file and --patches-file go together",
-                          "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file "
-                          "FILE --secrets-bundle FILE",
-                          "Usage");
-    }
-    if (!o.cluster_file.empty() && o.secrets_bundle.empty()) {
-        return make_error(
-            ErrorKind::Usage,
-            "--cluster-file needs --secrets-bundle FILE (offline, the bundle Secret is not read)",
-            "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE "
-            "--secrets-bundle FILE",
-            "Usage");
-    }
-    p.options = std::move(o);
-    return p;
+    return cli::parse_tool<Options>(
+        k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {
+            Options o;
+            o.kube = cli::to_kube_options(r, true);
+            auto out = cli::to_output_options(r);
+            if (!out) {
+                return out.error();
+            }
+            o.output = *out;
+            o.input = cli::to_input_options(r);
+            auto bundle = cli::to_bundle_options(r, false, "");
+            if (!bundle) {
+                return bundle.error();
+            }
+            o.bundle = *bundle;
+            o.cluster_file = cli::string_flag(r, "cluster-file");
+            o.patches_file = cli::string_flag(r, "patches-file");
+            o.add_machine = r.count("add-machine") != 0;
+            const std::string offline =
+                "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE "
+                "--secrets-bundle FILE";
+            if (o.kube.cluster.empty()) {
+                return cli::usage_error("--cluster is required",
+                                        "kubectl ichor drift --cluster NAME");
+            }
+            if (o.cluster_file.empty() != o.patches_file.empty()) {
+                return cli::usage_error("--cluster-file and --patches-file go together", offline);
+            }
+            if (!o.cluster_file.empty() && o.bundle.file.empty()) {
+                return cli::usage_error("--cluster-file needs --secrets-bundle FILE (offline, the "
+                                        "bundle Secret is not read)",
+                                        offline);
+            }
+            return o;
+        });
 }
 
-int run(const std::vector<std::string>& args, cli::Streams& s) {
-    auto parsed = parse_options(args);
-    if (!parsed) {
-        return cli::fail(s, "drift", parsed.error());
-    }
-    if (!parsed->options) {
-        s.out << parsed->text;
-        return 0;
-    }
-    const Options& o = *parsed->options;
+namespace {
+
+stages::Outcome execute(const Options& o, cli::Streams& s) {
     auto list = cli::read_input(s, o.input, "drift", "the output of kubectl ichor trustcheck");
     if (!list) {
-        return cli::fail(s, "drift", list.error());
+        return stages::failed(list.error());
     }
     auto src = o.cluster_file.empty() ? online(o, s) : offline(o, s);
     if (!src) {
-        return cli::fail(s, "drift", src.error());
+        return stages::failed(src.error());
     }
-    stages::PlanInputs in{&src->cluster, &src->bundle, std::move(src->patches),
-                          std::move(src->machines)};
-    auto summary = stages::plan(*list, in, {o.kube.cluster, src->ns, o.add_machine});
-    if (!summary) {
-        return cli::fail(s, "drift", summary.error());
+    stages::PlanOptions po{o.kube.cluster,          src->ns,      o.add_machine,
+                           &src->cluster,           &src->bundle, std::move(src->patches),
+                           std::move(src->machines)};
+    stages::Outcome out = stages::plan(*list, po);
+    if (out.error) {
+        return out;
     }
     if (auto st = cli::write_list(s, o.output, *list, stages::plan_table); !st) {
-        return cli::fail(s, "drift", st.error());
+        return stages::failed(st.error());
     }
-    return stages::plan_exit_code(*summary);
+    return out;
+}
+
+} // namespace
+
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
+    return cli::run_parsed(parse_options(args), s, execute);
 }
 
 } // namespace ichor::tools::driftclass

@@ -3,6 +3,7 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@ namespace ichor::tools::driftclass {
 
 struct Options {
     cli::KubeOptions kube;
-    std::string secrets_bundle;
+    cli::BundleOptions bundle;
     std::string cluster_file; // offline: the TalosCluster
     std::string patches_file; // offline: its TalosConfigPatches and TalosMachines
     bool add_machine = false;
@@ -20,6 +21,6 @@ struct Options {
 };
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
-int run(const std::vector<std::string>& args, cli::Streams& s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
 
 } // namespace ichor::tools::driftclass

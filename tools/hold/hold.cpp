@@ -1,7 +1,6 @@
 #include "tools/hold/hold.h"
 
 #include "common/cli/consent.h"
-#include "common/cli/errors.h"
 #include "common/cli/output.h"
 #include "common/cli/progress.h"
 #include "common/cli/run.h"
@@ -10,7 +9,6 @@
 #include "common/util/clock.h"
 #include "common/util/strings.h"
 
-#include <csignal>
 #include <ctime>
 #include <ostream>
 
@@ -52,171 +50,151 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     cli::add_output_flags(opts);
     opts.add_options("Hold")("yes", "apply: consent without a prompt")(
         "backup-dir", "apply: where live configurations are saved",
-        cxxopts::value<std::string>()->default_value("ichor-backups"),
-        "DIR")("secrets-bundle", "release: the bundle (default: the cluster's Secret)",
-               cxxopts::value<std::string>(),
-               "FILE")("machine", "release, abort: only this machine (repeatable)",
-                       cxxopts::value<std::vector<std::string>>(),
-                       "NAME")("timeout", "release: how long to wait for each machine to be Ready",
-                               cxxopts::value<std::string>()->default_value("15m"), "DURATION")(
-        "action", "", cxxopts::value<std::vector<std::string>>());
+        cxxopts::value<std::string>()->default_value("ichor-backups"), "DIR");
+    cli::add_bundle_flags(opts, false, "default: the cluster's Secret", "Hold");
+    opts.add_options("Hold")("machine", "release, abort: only this machine (repeatable)",
+                             cxxopts::value<std::vector<std::string>>(), "NAME")(
+        "timeout", "release: how long to wait for each machine to be Ready",
+        cxxopts::value<std::string>()->default_value("15m"),
+        "DURATION")("action", "", cxxopts::value<std::vector<std::string>>());
     opts.parse_positional({"action"});
-    auto r = cli::parse_args(opts, args);
-    if (!r) {
-        return r.error();
-    }
-    cli::Parsed<Options> p;
-    if (r->count("help") != 0 || r->count("version") != 0) {
-        p.text = r->count("help") != 0 ? cli::help_text(k_info, opts) : cli::version_text(k_info);
-        return p;
-    }
-    Options o;
-    auto actions = r->count("action") != 0 ? (*r)["action"].as<std::vector<std::string>>()
-                                           : std::vector<std::string>{};
-    if (actions.size() != 1 ||
-        (actions[0] != "apply" && actions[0] != "release" && actions[0] != "abort")) {
-        return make_error(ErrorKind::Usage, "give one action: apply, release or abort",
-                          "kubectl ichor hold --help", "Usage");
-    }
-    o.action = actions[0];
-    o.kube = cli::to_kube_options(*r, true);
-    auto talos = cli::to_talos_options(*r, false);
-    auto out = cli::to_output_options(*r);
-    auto timeout = util::parse_duration_ms((*r)["timeout"].as<std::string>());
-    if (!talos || !out || !timeout) {
-        return !talos ? talos.error()
-               : !out ? out.error()
-                      : make_error(ErrorKind::Usage, "--timeout is not a duration", "", "Usage");
-    }
-    o.talos = *talos;
-    o.output = *out;
-    o.timeout_ms = *timeout;
-    o.input = cli::to_input_options(*r);
-    o.yes = r->count("yes") != 0;
-    o.backup_dir = (*r)["backup-dir"].as<std::string>();
-    o.secrets_bundle =
-        r->count("secrets-bundle") != 0 ? (*r)["secrets-bundle"].as<std::string>() : "";
-    if (r->count("machine") != 0) {
-        o.machines = (*r)["machine"].as<std::vector<std::string>>();
-    }
-    if (o.action != "apply" && o.kube.cluster.empty()) {
-        return make_error(ErrorKind::Usage, "--cluster is required for hold " + o.action,
-                          "kubectl ichor hold " + o.action + " --cluster NAME", "Usage");
-    }
-    p.options = std::move(o);
-    return p;
+    return cli::parse_tool<Options>(
+        k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {
+            Options o;
+            auto actions = cli::strings_flag(r, "action");
+            if (actions.size() != 1 ||
+                (actions[0] != "apply" && actions[0] != "release" && actions[0] != "abort")) {
+                return cli::usage_error("give one action: apply, release or abort",
+                                        "kubectl ichor hold --help");
+            }
+            o.action = actions[0];
+            o.kube = cli::to_kube_options(r, true);
+            auto talos = cli::to_talos_options(r, false);
+            auto out = cli::to_output_options(r);
+            auto timeout = util::parse_duration_ms(r["timeout"].as<std::string>());
+            if (!talos || !out || !timeout) {
+                return !talos ? talos.error()
+                       : !out ? out.error()
+                              : cli::usage_error("--timeout is not a duration");
+            }
+            o.talos = *talos;
+            o.output = *out;
+            o.timeout_ms = *timeout;
+            o.input = cli::to_input_options(r);
+            o.yes = r.count("yes") != 0;
+            o.backup_dir = r["backup-dir"].as<std::string>();
+            auto bundle = cli::to_bundle_options(r, false, "");
+            if (!bundle) {
+                return bundle.error();
+            }
+            o.bundle = *bundle;
+            o.machines = cli::strings_flag(r, "machine");
+            if (o.action != "apply" && o.kube.cluster.empty()) {
+                return cli::usage_error("--cluster is required for hold " + o.action,
+                                        "kubectl ichor hold " + o.action + " --cluster NAME");
+            }
+            return o;
+        });
 }
 
 namespace {
 
-int do_apply(const Options& o, kube::Client& kube, cli::Streams& s) {
+stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects, cli::Streams& s) {
     auto plan = cli::read_input(s, o.input, "hold", "a plan from kubectl ichor drift");
     if (!plan) {
-        return cli::fail(s, "hold", plan.error());
+        return stages::failed(plan.error());
     }
     if (auto st = stages::check_plan_writable(*plan); !st) {
-        return cli::fail(s, "hold", st.error());
+        return stages::failed(st.error());
     }
-    int objects = 0;
+    int count = 0;
     for (const auto& i : plan->items) {
-        objects += i.value("apiVersion", "") == doc::k_ichor_api ? 1 : 0;
+        count += i.value("apiVersion", "") == doc::k_ichor_api ? 1 : 0;
     }
     std::string what =
-        "create " + std::to_string(objects) + " held object(s) in namespace " + kube.ns();
+        "create " + std::to_string(count) + " held object(s) in namespace " + objects.ns();
     if (auto st = cli::obtain_consent(s, what, stages::consent_lines(*plan), o.yes); !st) {
-        return cli::fail(s, "hold", st.error());
+        return stages::failed(st.error());
     }
     stages::ApplyOptions ao;
+    ao.objects = &objects;
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = util::now_rfc3339();
     ao.say = [&s](std::string_view m) { s.err << m << "\n"; };
-    if (auto n = s.env.get("ICHOR_TEST_KILL_AFTER_WRITES")) { // the e2e test's injected crash
-        int left = std::stoi(*n);
-        ao.after_write = [left]() mutable {
-            if (--left <= 0) {
-                std::raise(SIGKILL);
-            }
-        };
+    doc::ResourceList list = std::move(*plan);
+    stages::Outcome out = stages::hold_apply(list, ao);
+    if (out.error) {
+        return out;
     }
-    auto out = stages::hold_apply(kube, *plan, ao);
-    if (!out) {
-        return cli::fail(s, "hold", out.error());
+    if (auto st = cli::write_list(s, o.output, list, nullptr); !st) {
+        return stages::failed(st.error());
     }
-    if (auto st = cli::write_list(s, o.output, out->list, nullptr); !st) {
-        return cli::fail(s, "hold", st.error());
-    }
-    return out->conflicts > 0
-               ? cli::exit_code(out->created + out->existing > 0 ? ErrorKind::Partial
-                                                                 : ErrorKind::Findings)
-               : 0;
+    return out;
 }
 
-int do_release(const Options& o, kube::Client& kube, cli::Streams& s) {
-    auto warn = [&s](std::string_view m) { cli::report_warning(s, "hold", m); };
+stages::Outcome do_release(const Options& o, kube::Client& kube, stages::IchorObjects& objects,
+                           cli::Streams& s) {
     auto cluster = stages::get_cluster(kube, o.kube.cluster, kube.ns());
     if (!cluster) {
-        return cli::fail(s, "hold", cluster.error());
+        return stages::failed(cluster.error());
     }
-    auto b = stages::load_bundle({o.secrets_bundle, "", "", o.talos.call_timeout_ms}, nullptr,
-                                 &kube, &*cluster, warn);
+    auto b = o.bundle.load(s, "hold",
+                           {nullptr, &kube, &*cluster, o.kube.cluster, o.talos.call_timeout_ms});
     if (!b) {
-        return cli::fail(s, "hold", b.error());
+        return stages::failed(b.error());
     }
-    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
+    auto ctx = o.talos.load(s);
     if (!ctx) {
-        return cli::fail(s, "hold", ctx.error());
+        return stages::failed(ctx.error());
     }
     cli::Progress progress(s);
-    auto ro = stages::release_options(o.kube.cluster, o.machines, ctx->context, ctx->path,
+    auto ro = stages::release_options(objects, o.kube.cluster, o.machines, ctx->context, ctx->path,
                                       o.talos.call_timeout_ms, *b, *cluster, o.timeout_ms);
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
-    auto out = stages::hold_release(kube, ro);
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_release(list, ro);
     progress.done();
-    if (!out) {
-        return cli::fail(s, "hold", out.error());
+    if (out.error) {
+        return out;
     }
-    if (auto st = cli::write_list(s, o.output, out->list, nullptr); !st) {
-        return cli::fail(s, "hold", st.error());
+    if (auto st = cli::write_list(s, o.output, list, nullptr); !st) {
+        return stages::failed(st.error());
     }
-    if (out->failed == 0) {
-        return 0;
+    return out;
+}
+
+stages::Outcome do_abort(const Options& o, stages::IchorObjects& objects, cli::Streams& s) {
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_abort(list, {&objects, o.kube.cluster, o.machines});
+    if (out.error) {
+        return out;
     }
-    return cli::exit_code(out->released > 0 ? ErrorKind::Partial : ErrorKind::Findings);
+    if (auto st = cli::write_list(s, o.output, list, nullptr); !st) {
+        return stages::failed(st.error());
+    }
+    return out;
+}
+
+stages::Outcome execute(const Options& o, cli::Streams& s) {
+    auto k = o.kube.connect(s, "hold");
+    if (!k) {
+        return stages::failed(k.error());
+    }
+    auto objects = stages::objects_over(**k);
+    if (o.action == "apply") {
+        return do_apply(o, *objects, s);
+    }
+    if (o.action == "release") {
+        return do_release(o, **k, *objects, s);
+    }
+    return do_abort(o, *objects, s);
 }
 
 } // namespace
 
-int run(const std::vector<std::string>& args, cli::Streams& s) {
-    auto parsed = parse_options(args);
-    if (!parsed) {
-        return cli::fail(s, "hold", parsed.error());
-    }
-    if (!parsed->options) {
-        s.out << parsed->text;
-        return 0;
-    }
-    const Options& o = *parsed->options;
-    auto warn = [&s](std::string_view m) { cli::report_warning(s, "hold", m); };
-    auto k =
-        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
-    if (!k) {
-        return cli::fail(s, "hold", k.error());
-    }
-    if (o.action == "apply") {
-        return do_apply(o, **k, s);
-    }
-    if (o.action == "release") {
-        return do_release(o, **k, s);
-    }
-    auto out = stages::hold_abort(**k, o.kube.cluster, o.machines);
-    if (!out) {
-        return cli::fail(s, "hold", out.error());
-    }
-    if (auto st = cli::write_list(s, o.output, *out, nullptr); !st) {
-        return cli::fail(s, "hold", st.error());
-    }
-    return out->has_errors() ? cli::exit_code(ErrorKind::Partial) : 0;
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
+    return cli::run_parsed(parse_options(args), s, execute);
 }
 
 } // namespace ichor::tools::hold

@@ -3,6 +3,7 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 
 #include <cstdint>
 #include <string>
@@ -18,12 +19,12 @@ struct Options {
     cli::OutputOptions output;
     bool yes = false;
     std::string backup_dir;
-    std::string secrets_bundle;
+    cli::BundleOptions bundle; // release: --secrets-bundle
     std::vector<std::string> machines;
     std::int64_t timeout_ms = 15 * 60 * 1000;
 };
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
-int run(const std::vector<std::string>& args, cli::Streams& s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
 
 } // namespace ichor::tools::hold

@@ -1,6 +1,5 @@
 #include "tools/inspect/inspect.h"
 
-#include "common/cli/errors.h"
 #include "common/cli/output.h"
 #include "common/cli/run.h"
 #include "common/stages/inspect.h"
@@ -53,53 +52,37 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     opts.parse_positional({"addresses"});
-    auto r = cli::parse_args(opts, args);
-    if (!r) {
-        return r.error();
-    }
-    cli::Parsed<Options> p;
-    if (r->count("help") != 0) {
-        p.text = cli::help_text(k_info, opts);
-        return p;
-    }
-    if (r->count("version") != 0) {
-        p.text = cli::version_text(k_info);
-        return p;
-    }
-    Options o;
-    if (r->count("addresses") != 0) {
-        o.addresses = (*r)["addresses"].as<std::vector<std::string>>();
-    }
-    auto talos = cli::to_talos_options(*r, true);
-    if (!talos) {
-        return talos.error();
-    }
-    o.talos = *talos;
-    o.insecure = r->count("insecure") != 0;
-    if (r->count("cert-fingerprint") != 0) {
-        o.fingerprint = (*r)["cert-fingerprint"].as<std::string>();
-        if (!o.insecure) {
-            return make_error(
-                ErrorKind::Usage,
-                "--cert-fingerprint pins a maintenance-mode node: it goes with --insecure",
-                "kubectl ichor inspect ADDRESS --insecure --cert-fingerprint FP", "Usage");
-        }
-    }
-    o.input = cli::to_input_options(*r);
-    auto out = cli::to_output_options(*r);
-    if (!out) {
-        return out.error();
-    }
-    o.output = *out;
-    if (o.addresses.empty() && o.input.file.empty()) {
-        return make_error(ErrorKind::Usage, "no address given",
-                          "kubectl ichor inspect ADDRESS... --talosconfig FILE", "Usage");
-    }
-    if (!o.addresses.empty() && !o.input.file.empty()) {
-        return make_error(ErrorKind::Usage, "give addresses or -f FILE, not both", "", "Usage");
-    }
-    p.options = std::move(o);
-    return p;
+    return cli::parse_tool<Options>(
+        k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {
+            Options o;
+            o.addresses = cli::strings_flag(r, "addresses");
+            auto talos = cli::to_talos_options(r, true);
+            if (!talos) {
+                return talos.error();
+            }
+            o.talos = *talos;
+            o.insecure = r.count("insecure") != 0;
+            o.fingerprint = cli::string_flag(r, "cert-fingerprint");
+            if (!o.fingerprint.empty() && !o.insecure) {
+                return cli::usage_error(
+                    "--cert-fingerprint pins a maintenance-mode node: it goes with --insecure",
+                    "kubectl ichor inspect ADDRESS --insecure --cert-fingerprint FP");
+            }
+            o.input = cli::to_input_options(r);
+            auto out = cli::to_output_options(r);
+            if (!out) {
+                return out.error();
+            }
+            o.output = *out;
+            if (o.addresses.empty() && o.input.file.empty()) {
+                return cli::usage_error("no address given",
+                                        "kubectl ichor inspect ADDRESS... --talosconfig FILE");
+            }
+            if (!o.addresses.empty() && !o.input.file.empty()) {
+                return cli::usage_error("give addresses or -f FILE, not both");
+            }
+            return o;
+        });
 }
 
 namespace {
@@ -126,7 +109,7 @@ Result<stages::InspectOptions> resolve(const Options& o, const cli::Streams& s) 
     if (o.insecure && o.talos.talosconfig.empty()) {
         return io; // maintenance mode needs no credential
     }
-    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
+    auto ctx = o.talos.load(s);
     if (!ctx) {
         return ctx.error();
     }
@@ -135,46 +118,32 @@ Result<stages::InspectOptions> resolve(const Options& o, const cli::Streams& s) 
     return io;
 }
 
-int exit_for(const stages::InspectOutcome& out) {
-    if (out.failed == 0) {
-        return 0;
+stages::Outcome execute(const Options& o, cli::Streams& s) {
+    doc::ResourceList list;
+    stages::Outcome out;
+    if (!o.input.file.empty()) {
+        auto read = cli::read_input(s, o.input, "inspect", "Inspections");
+        if (!read) {
+            return stages::failed(read.error());
+        }
+        list = std::move(*read);
+    } else {
+        auto io = resolve(o, s);
+        if (!io) {
+            return stages::failed(io.error());
+        }
+        out = stages::inspect(list, *io);
     }
-    if (out.failed < out.nodes) {
-        return cli::exit_code(ErrorKind::Partial);
+    if (auto st = cli::write_list(s, o.output, list, stages::inspection_table); !st) {
+        return stages::failed(st.error());
     }
-    return cli::exit_code(out.unreachable == out.failed ? ErrorKind::Unreachable
-                                                        : ErrorKind::Findings);
+    return out;
 }
 
 } // namespace
 
-int run(const std::vector<std::string>& args, cli::Streams& s) {
-    auto parsed = parse_options(args);
-    if (!parsed) {
-        return cli::fail(s, "inspect", parsed.error());
-    }
-    if (!parsed->options) {
-        s.out << parsed->text;
-        return 0;
-    }
-    const Options& o = *parsed->options;
-    if (!o.input.file.empty()) {
-        auto list = cli::read_input(s, o.input, "inspect", "Inspections");
-        if (!list) {
-            return cli::fail(s, "inspect", list.error());
-        }
-        auto st = cli::write_list(s, o.output, *list, stages::inspection_table);
-        return st ? 0 : cli::fail(s, "inspect", st.error());
-    }
-    auto io = resolve(o, s);
-    if (!io) {
-        return cli::fail(s, "inspect", io.error());
-    }
-    stages::InspectOutcome out = stages::inspect_nodes(*io);
-    if (auto st = cli::write_list(s, o.output, out.list, stages::inspection_table); !st) {
-        return cli::fail(s, "inspect", st.error());
-    }
-    return exit_for(out);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
+    return cli::run_parsed(parse_options(args), s, execute);
 }
 
 } // namespace ichor::tools::inspect

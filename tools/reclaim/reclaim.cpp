@@ -92,90 +92,66 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                           "DURATION")("address", "", cxxopts::value<std::vector<std::string>>());
     cli::add_output_flags(opts);
     opts.parse_positional({"address"});
-    auto r = cli::parse_args(opts, args);
-    if (!r) {
-        return r.error();
-    }
-    cli::Parsed<Options> p;
-    if (r->count("help") != 0 || r->count("version") != 0) {
-        p.text = r->count("help") != 0 ? cli::help_text(k_info, opts) : cli::version_text(k_info);
-        return p;
-    }
-    Options o;
-    auto talos = cli::to_talos_options(*r, false);
-    if (!talos) {
-        return talos.error();
-    }
-    o.talos = *talos;
-    o.kube = cli::to_kube_options(*r, true);
-    auto out = cli::to_output_options(*r);
-    if (!out) {
-        return out.error();
-    }
-    o.output = *out;
-    auto str = [&](const char* name) {
-        return r->count(name) != 0 ? (*r)[name].as<std::string>() : std::string();
-    };
-    o.force_ungraceful = r->count("force-ungraceful") != 0;
-    o.confirm_uuid = str("confirm-uuid");
-    o.confirm_serial = str("confirm-serial");
-    const std::string usage = "kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME";
-    auto wait = util::parse_duration_ms(r->operator[]("wait-timeout").as<std::string>());
-    if (!wait || *wait <= 0) {
-        return make_error(ErrorKind::Usage,
-                          "--wait-timeout: \"" + (*r)["wait-timeout"].as<std::string>() +
-                              "\" is not a duration such as 15m, 90s or 1h",
-                          "", "Usage");
-    }
-    o.wait_timeout_ms = *wait;
-    std::vector<std::string> addresses;
-    if (r->count("address") != 0) {
-        addresses = (*r)["address"].as<std::vector<std::string>>();
-    }
-    if (addresses.size() != 1) {
-        return make_error(ErrorKind::Usage,
-                          addresses.empty() ? "no address given"
+    return cli::parse_tool<Options>(
+        k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {
+            Options o;
+            auto talos = cli::to_talos_options(r, false);
+            if (!talos) {
+                return talos.error();
+            }
+            o.talos = *talos;
+            o.kube = cli::to_kube_options(r, true);
+            auto out = cli::to_output_options(r);
+            if (!out) {
+                return out.error();
+            }
+            o.output = *out;
+            o.force_ungraceful = r.count("force-ungraceful") != 0;
+            o.confirm_uuid = cli::string_flag(r, "confirm-uuid");
+            o.confirm_serial = cli::string_flag(r, "confirm-serial");
+            const std::string usage =
+                "kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME";
+            auto wait = cli::duration_flag(r, "wait-timeout", "15m, 90s or 1h");
+            if (!wait) {
+                return wait.error();
+            }
+            o.wait_timeout_ms = *wait;
+            std::vector<std::string> addresses = cli::strings_flag(r, "address");
+            if (addresses.size() != 1) {
+                return cli::usage_error(addresses.empty()
+                                            ? "no address given"
                                             : "one address at a time: reclaim resets one machine",
-                          usage, "Usage");
-    }
-    o.address = addresses.front();
-    if (o.kube.cluster.empty()) {
-        return make_error(ErrorKind::Usage,
-                          "--cluster is required: the TalosCluster the machine joins", usage,
-                          "Usage");
-    }
-    if (!o.confirm_serial.empty() && o.confirm_uuid.empty()) {
-        return make_error(ErrorKind::Usage, "--confirm-serial goes with --confirm-uuid", usage,
-                          "Usage");
-    }
-    p.options = std::move(o);
-    return p;
+                                        usage);
+            }
+            o.address = addresses.front();
+            if (o.kube.cluster.empty()) {
+                return cli::usage_error("--cluster is required: the TalosCluster the machine joins",
+                                        usage);
+            }
+            if (!o.confirm_serial.empty() && o.confirm_uuid.empty()) {
+                return cli::usage_error("--confirm-serial goes with --confirm-uuid", usage);
+            }
+            return o;
+        });
 }
 
-int run(const std::vector<std::string>& args, cli::Streams& s) {
-    auto parsed = parse_options(args);
-    if (!parsed) {
-        return cli::fail(s, "reclaim", parsed.error());
-    }
-    if (!parsed->options) {
-        s.out << parsed->text;
-        return 0;
-    }
-    const Options& o = *parsed->options;
-    auto warn = [&s](std::string_view m) { cli::report_warning(s, "reclaim", m); };
+namespace {
+
+stages::Outcome execute(const Options& o, cli::Streams& s) {
     auto address = talos::parse_address(o.address);
     if (!address) {
-        return cli::fail(s, "reclaim", address.error());
+        return stages::failed(address.error());
     }
-    auto ctx = talos::load_context(o.talos.talosconfig, o.talos.context, s.env);
+    auto ctx = o.talos.load(s);
     if (!ctx) {
-        return cli::fail(s, "reclaim", ctx.error());
+        return stages::failed(ctx.error());
     }
-    auto kube =
-        stages::connect_kube({o.kube.kubeconfig, o.kube.context, o.kube.ns}, s.env, s.in_tty, warn);
+    auto kube = o.kube.connect(s, "reclaim");
     if (!kube) {
-        return cli::fail(s, "reclaim", kube.error());
+        return stages::failed(kube.error());
     }
+    auto node = stages::make_node({*address, ctx->context, ctx->path, o.talos.call_timeout_ms});
+    auto registry = stages::make_registry(**kube, (*kube)->ns());
     stages::ReclaimOptions ro;
     ro.address = *address;
     ro.talosconfig_path = ctx->path;
@@ -187,33 +163,36 @@ int run(const std::vector<std::string>& args, cli::Streams& s) {
     ro.confirm_serial = o.confirm_serial;
     ro.call_timeout_ms = o.talos.call_timeout_ms;
     ro.wait_timeout_ms = o.wait_timeout_ms;
+    ro.node = node.get();
+    ro.registry = registry.get();
 
-    auto node = stages::make_node({*address, ctx->context, ctx->path, o.talos.call_timeout_ms});
-    auto registry = stages::make_registry(**kube, ro.ns);
     cli::Progress progress(s);
-    stages::ReclaimUi ui;
-    ui.step = [&](std::string_view line) { progress.announce(line); };
-    ui.warn = [&](std::string_view m) {
+    ro.ui.step = [&](std::string_view line) { progress.announce(line); };
+    ro.ui.warn = [&](std::string_view m) {
         progress.done();
-        warn(m);
+        cli::report_warning(s, "reclaim", m);
     };
-    ui.progress = [&](std::string_view line) { progress.update(line); };
-    ui.progress_done = [&] { progress.done(); };
+    ro.ui.progress = [&](std::string_view line) { progress.update(line); };
+    ro.ui.progress_done = [&] { progress.done(); };
     if (cli::can_prompt(s)) {
-        ui.ask = [&](std::string_view q) { return cli::prompt_line(s, q); };
+        ro.ui.ask = [&](std::string_view q) { return cli::prompt_line(s, q); };
     }
-    ui.sleep_ms = [](std::int64_t ms) {
+    ro.ui.sleep_ms = [](std::int64_t ms) {
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     };
 
-    stages::ReclaimOutcome out = stages::reclaim(ro, *node, *registry, ui);
-    if (auto st = cli::write_list(s, o.output, out.list, machine_table); !st) {
-        return cli::fail(s, "reclaim", st.error());
+    doc::ResourceList list;
+    stages::Outcome out = stages::reclaim(list, ro);
+    if (auto st = cli::write_list(s, o.output, list, machine_table); !st && !out.error) {
+        return stages::failed(st.error());
     }
-    if (out.failure) {
-        return cli::fail(s, "reclaim", *out.failure);
-    }
-    return 0;
+    return out;
+}
+
+} // namespace
+
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
+    return cli::run_parsed(parse_options(args), s, execute);
 }
 
 } // namespace ichor::tools::reclaim

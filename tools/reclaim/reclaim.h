@@ -3,6 +3,7 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 
 #include <cstdint>
 #include <string>
@@ -24,6 +25,6 @@ struct Options {
 // Pure: arguments to options, help text, or a usage error.
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
 
-int run(const std::vector<std::string>& args, cli::Streams& s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
 
 } // namespace ichor::tools::reclaim

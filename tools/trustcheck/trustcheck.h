@@ -3,6 +3,7 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/stages/stage.h"
 
 #include <string>
 #include <vector>
@@ -12,15 +13,12 @@ namespace ichor::tools::trustcheck {
 struct Options {
     cli::KubeOptions kube;
     cli::TalosOptions talos;
-    std::string secrets_bundle;
-    bool recover_secrets = false;
-    std::string recover_from;
-    std::string recover_to;
+    cli::BundleOptions bundle;
     cli::InputOptions input;
     cli::OutputOptions output;
 };
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
-int run(const std::vector<std::string>& args, cli::Streams& s);
+stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
 
 } // namespace ichor::tools::trustcheck

@@ -1,0 +1,51 @@
+#include "common/stages/objects.h"
+
+#include "common/kube/paths.h"
+
+namespace ichor::stages {
+
+namespace {
+
+class KubeObjects final : public IchorObjects {
+  public:
+    explicit KubeObjects(kube::Client& k) : m_k(k) {}
+
+    [[nodiscard]] const std::string& ns() const override { return m_k.ns(); }
+
+    Result<std::vector<doc::Value>> list(std::string_view plural,
+                                         const std::string& label_selector) override {
+        auto l = m_k.list(kube::ichor_path(plural, m_k.ns()), {.label_selector = label_selector});
+        if (!l) {
+            return l.error().wrap("listing " + std::string(plural) + " in namespace " + m_k.ns());
+        }
+        const doc::Value& items = (*l)["items"];
+        return std::vector<doc::Value>(items.begin(), items.end());
+    }
+    Result<doc::Value> get(std::string_view plural, const std::string& ns,
+                           const std::string& name) override {
+        return m_k.get(kube::ichor_path(plural, ns, name));
+    }
+    Result<doc::Value> create(std::string_view plural, const std::string& ns,
+                              const doc::Value& obj) override {
+        return m_k.create(kube::ichor_path(plural, ns), obj);
+    }
+    Result<doc::Value> merge_patch(std::string_view plural, const std::string& name,
+                                   const doc::Value& patch) override {
+        return m_k.merge_patch(kube::ichor_path(plural, m_k.ns(), name), patch);
+    }
+    Result<doc::Value> remove(std::string_view plural, const std::string& name,
+                              const std::string& uid) override {
+        return m_k.remove(kube::ichor_path(plural, m_k.ns(), name), {.uid = uid});
+    }
+
+  private:
+    kube::Client& m_k;
+};
+
+} // namespace
+
+std::unique_ptr<IchorObjects> objects_over(kube::Client& kube) {
+    return std::make_unique<KubeObjects>(kube);
+}
+
+} // namespace ichor::stages
