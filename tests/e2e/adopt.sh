@@ -86,12 +86,24 @@ run e2b "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes --bac
 expect_eq "E2 after raising the count: exit 0" "$(rc e2b)" 0
 expect_eq "E2: Ready" "$(kubectl get talosmachine -n $NS prod-cp-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" True
 
-# hold apply killed between its writes, then run again: converges, no duplicates.
+# hold apply killed between its writes, then run again: converges, no duplicates. The kill comes
+# from the test side: hold talks to the apiserver through kube-fault-proxy, which SIGKILLs it once
+# the apiserver has committed its first write, before hold gets the answer.
 cleanup
 "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan > "$OUT/kill-plan.yaml" 2>/dev/null
-ICHOR_TEST_KILL_AFTER_WRITES=1 "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups" > /dev/null 2>&1
+FP=$ICHOR_LAB_STATE/fault-proxy/$test_name
+fault_proxy "$FP" --kill-after-writes 1 --kill-pid-file "$FP/hold.pid" || fail "kube-fault-proxy did not start"
+KUBECONFIG=$FP/kubeconfig "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups" \
+  > "$OUT/killed.out" 2> "$OUT/killed.err" < /dev/null &
+hold_pid=$!
+echo "$hold_pid" > "$FP/hold.pid.tmp" && mv "$FP/hold.pid.tmp" "$FP/hold.pid" # the proxy waits for it
+wait "$hold_pid"
 killed=$?
+fault_proxy_stop "$FP"
 expect_eq "killed after one write" "$killed" 137
+expect_eq "killed by the proxy once the apiserver committed the TalosMachine" \
+  "$(fault_proxy_log "$FP" '[.[] | select(.write > 0) | "\(.method) \(.path | split("/") | last) \(.upstream) \(.fault)"] | join(", ")')" \
+  "POST talosmachines 201 kill pid=$hold_pid"
 expect_eq "killed: the machine was written, not the patch" "$(objects | grep -c 'talosconfigpatch.*prod-w-2')" 0
 run again "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups"
 expect_eq "rerun after the kill: exit 0" "$(rc again)" 0

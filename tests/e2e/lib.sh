@@ -57,3 +57,33 @@ finish() {
   [ "$failures" -eq 0 ] && [ "$checks" -gt 0 ]
   exit $?
 }
+
+# fault_proxy DIR [FLAGS...]: starts the lab's kube-fault-proxy (docs/lab.md) in front of the lab's
+# apiserver with its files in DIR (DIR/kubeconfig for the tool under test, DIR/requests.log,
+# DIR/proxy.json) and waits until it serves. DIR must not be under $OUT: the kubeconfig holds the
+# admin key, and zz_secrets_scan reads every output. Recorded in the lab's pids, so tests/lab/down
+# stops it if the test does not (fault_proxy_stop DIR).
+fault_proxy() {
+  local dir=$1 pid i; shift
+  rm -rf "$dir"; mkdir -p "$dir"
+  setsid "$ICHOR_ROOT/build/lab/kube-fault-proxy" --state "$ICHOR_LAB_STATE" --dir "$dir" "$@" \
+    < /dev/null > "$dir/proxy.stderr" 2>&1 &
+  pid=$!
+  printf '%s kube-fault-proxy\n' "$pid" >> "$ICHOR_LAB_STATE/pids"
+  for i in $(seq 100); do
+    [ -s "$dir/proxy.json" ] && return 0
+    kill -0 "$pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  echo "kube-fault-proxy did not start: $(cat "$dir/proxy.stderr")" >&2
+  return 1
+}
+fault_proxy_stop() { # fault_proxy_stop DIR: SIGTERM, then wait until it removed DIR/proxy.json
+  local pid i
+  [ -s "$1/proxy.json" ] || return 0
+  pid=$(jq -r .pid "$1/proxy.json")
+  kill -TERM "$pid" 2> /dev/null
+  for i in $(seq 50); do [ -e "$1/proxy.json" ] || return 0; sleep 0.1; done
+}
+# fault_proxy_log DIR JQ-FILTER: the request log as one JSON array, through a jq filter.
+fault_proxy_log() { jq -rs "$2" "$1/requests.log"; }
