@@ -1,0 +1,55 @@
+# The installed suite: every kubectl-ichor* executable under tools/ and its man page.
+#
+# Included after add_subdirectory(tools). The tools are found in tools/'s folders rather than
+# listed here, so that a new tool is installed and gets its page without an edit to this file.
+# Each page is written at build time from the tool's own --help by scripts/help-to-man (the
+# --help text is the one source; a page cannot drift from it) and rewritten whenever the tool
+# is relinked.
+#
+#   cmake --install build --prefix DIR    DIR/bin/kubectl-ichor*, DIR/share/man/man1/kubectl-ichor*.1
+#   target ichor-tools                    the executables and their pages (what scripts/release ships)
+include(GNUInstallDirs)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+set(ICHOR_TOOLS)
+get_property(_ichor_tool_dirs DIRECTORY ${CMAKE_SOURCE_DIR}/tools PROPERTY SUBDIRECTORIES)
+foreach(_dir ${CMAKE_SOURCE_DIR}/tools ${_ichor_tool_dirs})
+  get_property(_targets DIRECTORY ${_dir} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(_t ${_targets})
+    get_target_property(_type ${_t} TYPE)
+    if(_type STREQUAL "EXECUTABLE" AND _t MATCHES "^kubectl-ichor(-[a-z]+)?$")
+      list(APPEND ICHOR_TOOLS ${_t})
+    endif()
+  endforeach()
+endforeach()
+list(SORT ICHOR_TOOLS)
+
+set(ICHOR_MAN_DIR ${CMAKE_BINARY_DIR}/man)
+file(MAKE_DIRECTORY ${ICHOR_MAN_DIR})
+set(_pages)
+foreach(_t ${ICHOR_TOOLS})
+  set(_page ${ICHOR_MAN_DIR}/${_t}.1)
+  # The dispatcher's --help marks a verb whose binary is not next to it "(not installed)": its
+  # page waits for every tool, so that the page lists them as installed.
+  # Its page points to every verb's page; a verb's page points to it.
+  set(_deps ${_t})
+  set(_see kubectl-ichor)
+  if(_t STREQUAL "kubectl-ichor")
+    set(_deps ${ICHOR_TOOLS})
+    set(_see ${ICHOR_TOOLS})
+  endif()
+  add_custom_command(
+    OUTPUT ${_page}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/scripts/help-to-man $<TARGET_FILE:${_t}> ${_page}
+            --version ${PROJECT_VERSION} --see-also ${_see}
+    DEPENDS ${_deps} ${CMAKE_SOURCE_DIR}/scripts/help-to-man
+    COMMENT "Writing man page ${_t}.1 from ${_t} --help"
+    VERBATIM)
+  list(APPEND _pages ${_page})
+endforeach()
+add_custom_target(ichor-man ALL DEPENDS ${_pages})
+add_custom_target(ichor-tools)
+add_dependencies(ichor-tools ${ICHOR_TOOLS} ichor-man)
+
+install(TARGETS ${ICHOR_TOOLS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
