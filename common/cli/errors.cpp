@@ -39,7 +39,7 @@ std::string_view exit_status_help() {
            "  4   cannot reach the cluster API or a node at all\n"
            "  5   partial: some machines done, some refused or failed (each named in results)\n"
            "  70  internal error (a bug)\n"
-           "  74  I/O error: writing to standard output or a file failed\n";
+           "  74  writing to standard output or a file failed (an I/O error)\n";
 }
 
 namespace {
