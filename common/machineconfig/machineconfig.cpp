@@ -239,28 +239,4 @@ Facts extract_facts(const Config& c) {
     return f;
 }
 
-Value facts_to_value(const Facts& f) {
-    Value v = Value::object();
-    v["clusterID"] = f.cluster_id;
-    v["clusterName"] = f.cluster_name;
-    v["endpoint"] = f.endpoint;
-    v["role"] = f.role;
-    v["talosCA"] = f.talos_ca_pem;
-    if (!f.accepted_ca_pems.empty()) {
-        v["acceptedCAs"] = f.accepted_ca_pems;
-    }
-    Value inst = Value::object();
-    inst["disk"] = f.install.disk;
-    inst["image"] = f.install.image;
-    inst["wipe"] = f.install.wipe;
-    if (!f.install.disk_selector.empty()) {
-        inst["diskSelector"] = f.install.disk_selector;
-    }
-    v["install"] = std::move(inst);
-    v["layout"] = f.layout;
-    v["documents"] = f.kinds;
-    v["versionContract"] = f.version_contract;
-    return v;
-}
-
 } // namespace ichor::machineconfig

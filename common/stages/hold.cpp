@@ -1,5 +1,6 @@
 #include "common/stages/hold.h"
 
+#include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
@@ -109,13 +110,13 @@ namespace {
 Status write_backups(const doc::ResourceList& plan, const ApplyOptions& o) {
     ::mkdir(o.backup_dir.c_str(), 0700);
     for (const auto& item : plan.items) {
-        if (item.value("kind", "") != "Inspection" ||
-            doc::find_path(item, "status.config") == nullptr) {
+        const inspection::View node(item);
+        if (node.kind() != inspection::field::k_inspection || node.config() == nullptr) {
             continue;
         }
-        std::string addr = doc::get_string(item, "spec.address");
+        std::string addr = node.address();
         std::vector<Value> docs;
-        for (const auto& d : item["status"]["config"]) {
+        for (const auto& d : *node.config()) {
             docs.push_back(machineconfig::digest_secrets(d));
         }
         // Never over an earlier backup: a rerun in the same second gets the next free suffix.

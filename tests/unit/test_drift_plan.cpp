@@ -1,6 +1,7 @@
 // The plan stage (common/stages/plan.h) that kubectl ichor drift runs: Inspections in, the
 // objects to create and the drift as results out.
 #include "common/cli/errors.h"
+#include "common/inspection/fields.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/render/render.h"
 #include "common/stages/plan.h"
@@ -53,7 +54,7 @@ struct Fixture {
                                         {"serial", "S"},
                                         {"macs", Value::array({"02:00:00:00:00:01"})},
                                         {"hostname", hostname}};
-        v["status"]["facts"] = machineconfig::facts_to_value(facts);
+        inspection::put_facts(v, facts);
         v["status"]["config"] = machineconfig::digest_secrets(*docs);
         v["status"]["trust"] = Value{
             {"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};
