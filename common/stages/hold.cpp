@@ -299,8 +299,8 @@ Status wait_ready(kube::Client& kube, const std::string& name, const ReleaseOpti
     while (std::chrono::steady_clock::now() < deadline) {
         auto m = kube.get(kube::ichor_path("talosmachines", kube.ns(), name));
         if (m) {
-            std::string ready = condition(*m, "Ready");
-            std::string held = condition(*m, "AdoptionHeld");
+            std::string ready = condition(*m, std::string(vocab::k_condition_ready));
+            std::string held = condition(*m, std::string(vocab::k_condition_adoption_held));
             if (ready == "True" && held != "True") {
                 return ok_status();
             }
@@ -342,7 +342,7 @@ ReleaseOptions release_options(const std::string& cluster, std::vector<std::stri
 }
 
 Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o) {
-    std::string selector = "ichor.maesh.dev/cluster=" + o.cluster;
+    std::string selector = vocab::cluster_selector(o.cluster);
     auto machines =
         kube.list(kube::ichor_path("talosmachines", kube.ns()), {.label_selector = selector});
     auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
@@ -399,7 +399,7 @@ Result<ReleaseOutcome> hold_release(kube::Client& kube, const ReleaseOptions& o)
 Result<doc::ResourceList> hold_abort(kube::Client& kube, const std::string& cluster,
                                      const std::vector<std::string>& names) {
     auto machines = kube.list(kube::ichor_path("talosmachines", kube.ns()),
-                              {.label_selector = "ichor.maesh.dev/cluster=" + cluster});
+                              {.label_selector = vocab::cluster_selector(cluster)});
     auto patches = kube.list(kube::ichor_path("talosconfigpatches", kube.ns()));
     if (!machines || !patches) {
         return machines ? patches.error() : machines.error();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/doc/resource_list.h"
+#include "common/doc/vocabulary.h"
 #include "common/kube/client.h"
 #include "common/talos/address.h"
 #include "common/talos/client.h"
@@ -27,7 +28,7 @@
 namespace ichor::stages {
 
 inline constexpr std::string_view k_reason_identity_refreshed = "MaintenanceIdentityRefreshed";
-inline constexpr std::string_view k_label_cluster = "ichor.maesh.dev/cluster";
+using vocab::k_label_cluster;
 inline constexpr std::string_view k_reclaim_component = "kubectl-ichor-reclaim";
 
 // A TalosCluster of the namespace and the cluster ID of its bundle ("" when unreadable).

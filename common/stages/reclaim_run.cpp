@@ -93,7 +93,7 @@ struct Flow {
         Value tags = Value::object();
         tags[std::string(doc::k_tag_node)] = o.address.text;
         if (!e.hint.empty()) {
-            tags["ichor.maesh.dev/hint"] = e.hint;
+            tags[std::string(vocab::k_tag_hint)] = e.hint;
         }
         out.list.add_result(doc::Severity::Error, e.message, e.code.empty() ? "Failed" : e.code,
                             nullptr, std::move(tags));

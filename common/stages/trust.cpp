@@ -123,7 +123,7 @@ int check_trust(doc::ResourceList& list, const bundle::Bundle& b, const TrustOpt
             ++refused;
             Value tags = Value::object();
             tags[std::string(doc::k_tag_node)] = doc::get_string(item, "spec.address");
-            tags["ichor.maesh.dev/hint"] = v.hint;
+            tags[std::string(vocab::k_tag_hint)] = v.hint;
             list.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name, &item,
                             tags);
         }
