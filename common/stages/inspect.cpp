@@ -57,8 +57,7 @@ struct NodeReading {
 };
 
 bool is_gone(const Error& e) {
-    return e.code == talos::code::k_timeout || e.code == talos::code::k_unreachable ||
-           e.code == talos::code::k_unavailable;
+    return talos::node_gone(e.code);
 }
 
 // A reply, or nothing when the call was not made.
@@ -587,9 +586,7 @@ InspectOutcome inspect_nodes(const InspectOptions& o) {
             if (res.value("severity", "") == "error") {
                 failed = true;
                 std::string code = res["tags"].value(std::string(doc::k_tag_code), "");
-                unreachable = code == talos::code::k_timeout ||
-                              code == talos::code::k_unreachable ||
-                              code == talos::code::k_unavailable;
+                unreachable = talos::node_gone(code);
             }
             out.list.results.push_back(std::move(res));
         }

@@ -46,8 +46,7 @@ std::optional<Error> first_error(const Value& results) {
             code = r["tags"].value(std::string(doc::k_tag_code), "");
         }
         ErrorKind kind = ErrorKind::Config;
-        if (code == talos::code::k_timeout || code == talos::code::k_unreachable ||
-            code == talos::code::k_unavailable || code == talos::code::k_internal) {
+        if (talos::node_gone(code) || code == talos::code::k_internal) {
             kind = ErrorKind::Unreachable;
         }
         return make_error(kind, r.value("message", ""), "", code);
