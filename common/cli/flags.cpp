@@ -2,17 +2,14 @@
 
 #include "common/cli/errors.h"
 #include "common/util/strings.h"
+#include "common/util/version.h"
 
 #include <sstream>
 
 namespace ichor::cli {
 
-namespace {
-constexpr const char* k_version = "0.1.0";
-}
-
 std::string version_text(const ToolInfo& info) {
-    return "kubectl-ichor-" + info.verb + " " + k_version + "\n";
+    return "kubectl-ichor-" + info.verb + " " + std::string(util::k_version) + "\n";
 }
 
 cxxopts::Options make_options(const ToolInfo& info) {

@@ -4,17 +4,19 @@
 #pragma once
 
 #include "common/doc/value.h"
+#include "common/doc/vocabulary.h"
 
 #include <string>
 #include <string_view>
 
 namespace ichor::doc {
 
-inline constexpr std::string_view k_adopt_api = "adopt.ichor.maesh.dev/v1alpha1";
-inline constexpr std::string_view k_ichor_api = "ichor.maesh.dev/v1alpha1";
-inline constexpr std::string_view k_tag_class = "ichor.maesh.dev/class";
-inline constexpr std::string_view k_tag_code = "ichor.maesh.dev/code";
-inline constexpr std::string_view k_tag_node = "ichor.maesh.dev/node";
+// Ichor's names (vocabulary.h) that the stream's readers and writers use most.
+using vocab::k_adopt_api;
+using vocab::k_ichor_api;
+using vocab::k_tag_class;
+using vocab::k_tag_code;
+using vocab::k_tag_node;
 
 enum class Severity { Error, Warning, Info };
 

@@ -33,8 +33,7 @@ void NodeReading::add(doc::Severity sev, const std::string& message, const std::
 }
 
 bool is_gone(const Error& e) {
-    return e.code == talos::code::k_timeout || e.code == talos::code::k_unreachable ||
-           e.code == talos::code::k_unavailable;
+    return talos::node_gone(e.code);
 }
 
 Value skeleton(const talos::Address& a, const RunContext& run) {

@@ -300,8 +300,8 @@ Status wait_ready(const std::string& name, const ReleaseOptions& o) {
     while (std::chrono::steady_clock::now() < deadline) {
         auto m = o.objects->get("talosmachines", o.objects->ns(), name);
         if (m) {
-            std::string ready = condition(*m, "Ready");
-            std::string held = condition(*m, "AdoptionHeld");
+            std::string ready = condition(*m, std::string(vocab::k_condition_ready));
+            std::string held = condition(*m, std::string(vocab::k_condition_adoption_held));
             if (ready == "True" && held != "True") {
                 return ok_status();
             }
@@ -348,7 +348,7 @@ namespace {
 
 Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     IchorObjects& objects = *o.objects;
-    auto machines = objects.list("talosmachines", "ichor.maesh.dev/cluster=" + o.cluster);
+    auto machines = objects.list("talosmachines", vocab::cluster_selector(o.cluster));
     auto patches = machines ? objects.list("talosconfigpatches")
                             : Result<std::vector<Value>>(machines.error());
     if (!patches) {
@@ -411,7 +411,7 @@ namespace {
 
 Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     IchorObjects& objects = *o.objects;
-    auto machines = objects.list("talosmachines", "ichor.maesh.dev/cluster=" + o.cluster);
+    auto machines = objects.list("talosmachines", vocab::cluster_selector(o.cluster));
     auto patches = machines ? objects.list("talosconfigpatches")
                             : Result<std::vector<Value>>(machines.error());
     if (!patches) {

@@ -48,9 +48,7 @@ InspectOutcome inspect_nodes(const InspectOptions& o) {
             if (res.value("severity", "") == "error") {
                 failed = true;
                 std::string code = res["tags"].value(std::string(doc::k_tag_code), "");
-                unreachable = code == talos::code::k_timeout ||
-                              code == talos::code::k_unreachable ||
-                              code == talos::code::k_unavailable;
+                unreachable = talos::node_gone(code);
             }
             out.list.results.push_back(std::move(res));
         }

@@ -18,9 +18,6 @@ using inspection::View;
 
 namespace {
 
-constexpr std::string_view k_hold = "ichor.maesh.dev/hold-apply";
-constexpr std::string_view k_cluster_label = "ichor.maesh.dev/cluster";
-constexpr std::string_view k_tag_hint = "ichor.maesh.dev/hint";
 constexpr int k_talos_floor_minor = 12;
 
 struct Version {
@@ -96,7 +93,7 @@ Value hint_tags(const NodePlan& n, const std::string& hint) {
     Value t = Value::object();
     t[std::string(doc::k_tag_node)] = n.address;
     if (!hint.empty()) {
-        t[std::string(k_tag_hint)] = hint;
+        t[std::string(vocab::k_tag_hint)] = hint;
     }
     return t;
 }
@@ -208,7 +205,7 @@ Value make_patch(const NodePlan& n, const std::string& name, const std::string& 
     p["kind"] = "TalosConfigPatch";
     p["metadata"]["name"] = name;
     p["metadata"]["namespace"] = o.ns;
-    p["metadata"]["labels"][std::string(k_cluster_label)] = o.cluster;
+    p["metadata"]["labels"][std::string(vocab::k_label_cluster)] = o.cluster;
     p["spec"]["cluster"] = o.cluster;
     p["spec"]["layer"] = "machine";
     p["spec"]["machine"] = n.name;
@@ -224,8 +221,8 @@ Value make_machine(const NodePlan& n, const View& node, const render::Install& i
     m["kind"] = "TalosMachine";
     m["metadata"]["name"] = n.name;
     m["metadata"]["namespace"] = o.ns;
-    m["metadata"]["labels"][std::string(k_cluster_label)] = o.cluster;
-    m["metadata"]["annotations"][std::string(k_hold)] = "true";
+    m["metadata"]["labels"][std::string(vocab::k_label_cluster)] = o.cluster;
+    m["metadata"]["annotations"][std::string(vocab::k_annotation_hold_apply)] = "true";
     m["spec"]["cluster"] = o.cluster;
     m["spec"]["approval"] = "Approved";
     m["spec"]["role"] = n.role;
@@ -464,7 +461,7 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         std::string hint =
             "change each node as its results say, then run kubectl ichor drift --cluster " +
             o.cluster + " again";
-        tags[std::string(k_tag_hint)] = hint;
+        tags[std::string(vocab::k_tag_hint)] = hint;
         if (o.add_machine) {
             list.add_result(doc::Severity::Error,
                             "every machine is blocked (" + names_of(nodes, false) +

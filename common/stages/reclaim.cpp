@@ -438,8 +438,9 @@ Registration plan_registration(const Value& machines, const Value& maint,
         r.why = "pending TalosMachine " + r.name + " was left as it is: " +
                 (weak ? std::string("the node's UUID cannot identify it")
                       : "its recorded identity differs (" + util::join(differ, "; ") + ")") +
-                "; approve it with the annotation ichor.maesh.dev/trust-maintenance-fingerprint: " +
-                fp + ", or reject it";
+                "; approve it with the annotation " +
+                std::string(vocab::k_annotation_trust_maintenance_fingerprint) + ": " + fp +
+                ", or reject it";
         return r;
     }
     if (r.old_fingerprint == fp) {

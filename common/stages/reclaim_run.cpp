@@ -49,8 +49,7 @@ std::optional<Error> first_error(const Value& results) {
             code = r["tags"].value(std::string(doc::k_tag_code), "");
         }
         ErrorKind kind = ErrorKind::Config;
-        if (code == talos::code::k_timeout || code == talos::code::k_unreachable ||
-            code == talos::code::k_unavailable || code == talos::code::k_internal) {
+        if (talos::node_gone(code) || code == talos::code::k_internal) {
             kind = ErrorKind::Unreachable;
         }
         return make_error(kind, r.value("message", ""), "", code);
@@ -114,7 +113,7 @@ struct Flow {
         Value tags = Value::object();
         tags[std::string(doc::k_tag_node)] = o.address.text;
         if (!e.hint.empty()) {
-            tags["ichor.maesh.dev/hint"] = e.hint;
+            tags[std::string(vocab::k_tag_hint)] = e.hint;
         }
         out.list.add_result(doc::Severity::Error, e.message, e.code.empty() ? "Failed" : e.code,
                             nullptr, std::move(tags));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "common/doc/resource_list.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/result.h"
 
 #include <optional>
@@ -41,7 +42,7 @@ inline Outcome failed(Error e) {
 std::optional<ErrorKind> category(const Outcome& outcome);
 
 // The tag that names the stage that wrote a result.
-inline constexpr std::string_view k_tag_stage = "ichor.maesh.dev/stage";
+inline constexpr std::string_view k_tag_stage = vocab::k_tag_stage;
 
 // Runs `body` as stage `name` over `list`: first drops the results an earlier run of `name` left
 // (so a stage run again over its own output replaces its results instead of repeating them),

@@ -128,7 +128,7 @@ Outcome check_trust(doc::ResourceList& list, const TrustOptions& o) {
                 ++out.stopped;
                 Value tags = Value::object();
                 tags[std::string(doc::k_tag_node)] = node.address();
-                tags["ichor.maesh.dev/hint"] = v.hint;
+                tags[std::string(vocab::k_tag_hint)] = v.hint;
                 list.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name,
                                 &item, tags);
             }
