@@ -46,6 +46,8 @@ inline constexpr std::string_view k_tag_node = "ichor.maesh.dev/node";
 inline constexpr std::string_view k_tag_hint = "ichor.maesh.dev/hint";
 // The stage that wrote a result (common/stages/stage.h).
 inline constexpr std::string_view k_tag_stage = "ichor.maesh.dev/stage";
+// The findings of earlier stages that a result stands for (common/stages/stage.h, add_folded).
+inline constexpr std::string_view k_tag_folded = "ichor.maesh.dev/folded";
 // Reclaim's Maintenance result: the node's new maintenance certificate fingerprint.
 inline constexpr std::string_view k_tag_fingerprint = "ichor.maesh.dev/fingerprint";
 

@@ -294,8 +294,12 @@ Status zero_drift(const Value& machine, const std::vector<Value>& all_machines,
     return ok_status();
 }
 
-Status wait_ready(const std::string& name, const ReleaseOptions& o) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+// Waits for machine `name`, the `index`th of `total` being released, to be Ready without
+// AdoptionHeld; the progress line says which machine, how long it has waited and for what.
+Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
+                  const ReleaseOptions& o) {
+    const auto start = std::chrono::steady_clock::now();
+    auto deadline = start + std::chrono::milliseconds(o.timeout_ms);
     std::string last = "no answer yet";
     while (std::chrono::steady_clock::now() < deadline) {
         auto m = o.objects->get("talosmachines", o.objects->ns(), name);
@@ -309,7 +313,13 @@ Status wait_ready(const std::string& name, const ReleaseOptions& o) {
                    (held == "True" ? ", AdoptionHeld" : "");
         }
         if (o.progress) {
-            o.progress("waiting for " + name + " to be Ready (" + last + ")");
+            auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+            o.progress("machine " + std::to_string(index) + " of " + std::to_string(total) +
+                       ": waiting for " + name + " to be Ready, " +
+                       util::format_duration_ms(waited / 1000 * 1000) + " of " +
+                       util::format_duration_ms(o.timeout_ms) + " (" + last + ")");
         }
         if (o.sleep_ms) {
             o.sleep_ms(500);
@@ -370,7 +380,9 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
                (doc::get_string(b, "spec.role") == "controlplane");
     });
     Outcome out;
+    std::size_t index = 0;
     for (const auto& m : held) {
+        ++index;
         std::string name = name_of(m);
         Status st = zero_drift(m, all, all_patches, o);
         if (st) {
@@ -381,7 +393,7 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
         }
         if (st) {
             o.say("released the hold on " + name + "; waiting for Ready");
-            st = wait_ready(name, o);
+            st = wait_ready(name, index, held.size(), o);
         }
         if (st) {
             ++out.done;

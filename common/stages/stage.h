@@ -51,6 +51,14 @@ inline constexpr std::string_view k_tag_stage = vocab::k_tag_stage;
 template <class Body>
 Outcome run_stage(std::string_view name, doc::ResourceList& list, Body&& body);
 
+// Adds `result` (a result about node `node`) as the one finding of its cause: the results that
+// stage `from` wrote about the same node, its errors and any result of the same code, are folded
+// into it. It takes the place of the first of them, the others go, and its tag
+// ichor.maesh.dev/folded names what it replaced ("inspect: UnknownAuthority"). Without such
+// results it is appended.
+void add_folded(doc::ResourceList& list, doc::Value result, const std::string& node,
+                std::string_view from);
+
 // Removes the results tagged with stage `name`; the others keep their order.
 void drop_results_of(doc::ResourceList& list, std::string_view name);
 // Marks the results that carry no stage tag (they came in from elsewhere), so that tag_new can

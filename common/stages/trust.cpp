@@ -129,8 +129,12 @@ Outcome check_trust(doc::ResourceList& list, const TrustOptions& o) {
                 Value tags = Value::object();
                 tags[std::string(doc::k_tag_node)] = node.address();
                 tags[std::string(vocab::k_tag_hint)] = v.hint;
-                list.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name,
-                                &item, tags);
+                // The node's own findings from inspect (its unknown authority, its silence)
+                // are this verdict's cause: one finding, not two.
+                doc::ResourceList one;
+                one.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name, &item,
+                               tags);
+                add_folded(list, std::move(one.results[0]), node.address(), "inspect");
             }
         }
         return out;
