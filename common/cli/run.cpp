@@ -10,6 +10,7 @@
 namespace ichor::cli {
 
 int run_tool(const std::vector<std::string>& args, Streams& s, std::string_view verb, RunFn run) {
+    s.verb = std::string(verb);
     stages::Outcome out;
     try {
         out = run(args, s);
