@@ -84,6 +84,29 @@ void warn_results_left_out(Streams& s, const doc::ResourceList& list) {
     }
 }
 
+// Under an orchestrator (the input carried a functionConfig), every item without a file gets the
+// one kpt would give it, NAMESPACE/KIND_NAME.yaml: kpt fn eval, when a function fails, refuses an
+// output with two such items ("resource at path \".\" and index \"\" already exists") instead of
+// printing the function's results. kpt drops the annotation when it writes the files.
+void place_new_items(doc::Value& items) {
+    const std::string key = "config.kubernetes.io/path";
+    for (auto& item : items) {
+        if (!item.is_object() || !item.contains("metadata") || !item["metadata"].is_object()) {
+            continue;
+        }
+        doc::Value& md = item["metadata"];
+        if (md.contains("annotations") && md["annotations"].is_object() &&
+            md["annotations"].contains(key)) {
+            continue;
+        }
+        std::string kind = item.value("kind", "");
+        std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+        const std::string ns = md.value("namespace", "");
+        md["annotations"][key] =
+            (ns.empty() ? "" : ns + "/") + kind + "_" + md.value("name", "") + ".yaml";
+    }
+}
+
 } // namespace
 
 doc::Value objects_list(const doc::ResourceList& list) {
@@ -106,6 +129,8 @@ Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& l
     doc::Value envelope = objects ? objects_list(list) : list.to_value();
     if (objects) {
         warn_results_left_out(s, list);
+    } else if (!list.function_config.is_null()) {
+        place_new_items(envelope["items"]);
     }
     if (!o.jq.empty()) {
         auto outs = doc::run_jq(o.jq, envelope);
