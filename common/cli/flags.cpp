@@ -3,6 +3,7 @@
 #include "common/cli/errors.h"
 #include "common/util/strings.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ichor::cli {
@@ -69,13 +70,23 @@ void add_output_flags(cxxopts::Options& opts) {
         cxxopts::value<std::string>(), "EXPR");
 }
 
+const std::vector<std::string_view>& output_formats() {
+    static const std::vector<std::string_view> k_formats = {"yaml", "json", "table"};
+    return k_formats;
+}
+
 Result<OutputOptions> to_output_options(const cxxopts::ParseResult& r) {
     OutputOptions o;
     o.format = r["output"].as<std::string>();
-    if (o.format != "yaml" && o.format != "json" && o.format != "table") {
+    const auto& formats = output_formats();
+    if (std::find(formats.begin(), formats.end(), o.format) == formats.end()) {
+        std::string allowed;
+        for (auto f : formats) {
+            allowed += (allowed.empty() ? "" : ", ") + std::string(f);
+        }
         return make_error(ErrorKind::Usage,
-                          "unknown output format \"" + o.format + "\"; allowed: yaml, json, table",
-                          "", "Usage");
+                          "unknown output format \"" + o.format + "\"; allowed: " + allowed, "",
+                          "Usage");
     }
     if (r.count("jq") != 0) {
         o.jq = r["jq"].as<std::string>();
