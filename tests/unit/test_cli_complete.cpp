@@ -203,7 +203,8 @@ TEST_CASE("completion of talosconfig contexts and nodes", "[cli][complete]") {
     CHECK(empty.directive == cli::k_comp_no_file);
 }
 
-TEST_CASE("--cluster asks the lister with the kube flags typed on the line", "[cli][complete]") {
+TEST_CASE("the cluster flag asks the lister with the kube flags typed on the line",
+          "[cli][complete]") {
     auto opts = demo_options();
     cli::KubeOptions seen;
     std::int64_t bound = 0;
