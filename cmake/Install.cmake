@@ -53,3 +53,18 @@ add_dependencies(ichor-tools ${ICHOR_TOOLS} ichor-man)
 
 install(TARGETS ${ICHOR_TOOLS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
+# Completion through kubectl (1.26+): kubectl runs kubectl_complete-ichor from PATH for
+# `kubectl ichor ...`, and kubectl_complete-ichor-VERB when kubectl-ichor-VERB is itself on PATH,
+# as it is here. The one shim (completions/kubectl_complete-ichor) serves every name: it reads
+# the verb from the name it was run by and asks kubectl-ichor __complete.
+set(ICHOR_COMPLETION_SHIMS kubectl_complete-ichor)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/completions/kubectl_complete-ichor
+        DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(_t ${ICHOR_TOOLS})
+  if(_t MATCHES "^kubectl-ichor-([a-z]+)$")
+    list(APPEND ICHOR_COMPLETION_SHIMS kubectl_complete-ichor-${CMAKE_MATCH_1})
+    install(PROGRAMS ${CMAKE_SOURCE_DIR}/completions/kubectl_complete-ichor
+            DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME kubectl_complete-ichor-${CMAKE_MATCH_1})
+  endif()
+endforeach()

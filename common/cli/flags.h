@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/bundle/bundle.h"
+#include "common/cli/complete.h"
 #include "common/cli/streams.h"
 #include "common/doc/resource_list.h"
 #include "common/kube/client.h"
@@ -30,10 +31,11 @@ struct ToolInfo {
     std::string examples; // indented example lines
 };
 
-// The common shape of a parse: options, or a request for help/version text.
+// The common shape of a parse: options, or a request for help/version text, or for completion.
 template <class T> struct Parsed {
     std::optional<T> options;
     std::string text; // help or version text to print on stdout when options is empty
+    std::optional<CompletionRequest> completion; // `__complete ARGS... WORD` (cli/complete.h)
 };
 
 std::string version_text(const ToolInfo& info);
@@ -48,10 +50,16 @@ Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
 
 // The one prologue of every option parser: parses `args` with `opts` (made by make_options and
 // the tool's groups); --help and --version give their text; otherwise `fill` turns the parse
-// result into the tool's options, or a Usage error.
+// result into the tool's options, or a Usage error. `__complete` (or `__completeNoDesc`) as the
+// first argument is a completion request over these options, whatever follows it.
 template <class T, class Fill>
 Result<Parsed<T>> parse_tool(const ToolInfo& info, cxxopts::Options& opts,
                              const std::vector<std::string>& args, Fill&& fill) {
+    if (is_completion_request(args)) {
+        Parsed<T> p;
+        p.completion = completion_request(opts, args);
+        return p;
+    }
     auto r = parse_args(opts, args);
     if (!r) {
         return r.error();

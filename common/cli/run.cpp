@@ -62,6 +62,13 @@ int run_tool(const std::vector<std::string>& args, Streams& s, std::string_view 
     return exit_code(out);
 }
 
+void run_completion(const CompletionRequest& req, Streams& s, CompletionSources src) {
+    bool descriptions =
+        completion_descriptions(req.descriptions ? "__complete" : "__completeNoDesc", src.env);
+    s.out << format_completion(complete(req, src), descriptions);
+    s.out.flush();
+}
+
 int run_main(int argc, char** argv, std::string_view verb, RunFn run) {
     Streams s = process_streams();
     std::vector<std::string> args(argv, argv + argc);

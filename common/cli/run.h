@@ -5,11 +5,14 @@
 // or derives a code.
 #pragma once
 
+#include "common/cli/complete.h"
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
 #include "common/stages/stage.h"
 #include "common/util/result.h"
 
+#include <concepts>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,12 +34,39 @@ int run_main(int argc, char** argv, std::string_view verb, RunFn run);
 // (function.h).
 int run_tool(const std::vector<std::string>& args, Streams& s, std::string_view verb, RunFn run);
 
+// Answers a completion request on s.out (cli/complete.h); nothing else is done or printed.
+void run_completion(const CompletionRequest& req, Streams& s, CompletionSources src);
+
+// The completion sources of a tool: TalosClusters and kubeconfig contexts only for a tool whose
+// options hold the kube flags (a `kube` member), so that no other tool links the Kubernetes
+// client (docs/design.md, "Linking").
+template <class Options> CompletionSources completion_sources(const Streams& s) {
+    CompletionSources src;
+    src.env = s.env;
+    if constexpr (requires(const Options& o) {
+                      { o.kube } -> std::convertible_to<const KubeOptions&>;
+                  }) {
+        src.clusters = [env = s.env](const KubeOptions& k, std::int64_t bound_ms) {
+            return list_clusters(k, env, bound_ms);
+        };
+        src.kube_contexts = [env = s.env](const KubeOptions& k) {
+            return list_kube_contexts(k, env);
+        };
+    }
+    return src;
+}
+
 // The common first steps of every run(): a usage error becomes the outcome's error, a help or
-// version request prints its text, and otherwise `body(options, streams)` runs.
+// version request prints its text, a completion request its answer, and otherwise
+// `body(options, streams)` runs.
 template <class Options, class Body>
 stages::Outcome run_parsed(Result<Parsed<Options>> parsed, Streams& s, Body&& body) {
     if (!parsed) {
         return stages::failed(parsed.error());
+    }
+    if (parsed->completion) {
+        run_completion(*parsed->completion, s, completion_sources<Options>(s));
+        return {};
     }
     if (!parsed->options) {
         s.out << parsed->text;

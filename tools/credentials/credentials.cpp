@@ -41,7 +41,7 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                    cxxopts::value<std::vector<std::string>>(), "ROLE")(
         "ttl", "lifetime of the certificate", cxxopts::value<std::string>()->default_value("8760h"),
         "DURATION")("output-file", "the talosconfig to write (0600)", cxxopts::value<std::string>(),
-                    "FILE")("name", "", cxxopts::value<std::vector<std::string>>());
+                    "FILE")("name", "", cxxopts::value<std::vector<std::string>>(), "CLUSTER");
     opts.parse_positional({"name"});
     return cli::parse_tool<Options>(
         k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {

@@ -55,8 +55,8 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     opts.add_options("Hold")("machine", "release, abort: only this machine (repeatable)",
                              cxxopts::value<std::vector<std::string>>(), "NAME")(
         "timeout", "release: how long to wait for each machine to be Ready",
-        cxxopts::value<std::string>()->default_value("15m"),
-        "DURATION")("action", "", cxxopts::value<std::vector<std::string>>());
+        cxxopts::value<std::string>()->default_value("15m"), "DURATION")(
+        "action", "", cxxopts::value<std::vector<std::string>>(), "apply|release|abort");
     opts.parse_positional({"action"});
     return cli::parse_tool<Options>(
         k_info, opts, args, [](const cxxopts::ParseResult& r) -> Result<Options> {

@@ -48,7 +48,7 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                               "read maintenance-mode nodes without a client certificate")(
         "cert-fingerprint", "with --insecure: accept only this certificate fingerprint",
         cxxopts::value<std::string>(),
-        "FP")("addresses", "", cxxopts::value<std::vector<std::string>>());
+        "FP")("addresses", "", cxxopts::value<std::vector<std::string>>(), "ADDRESS");
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     opts.parse_positional({"addresses"});

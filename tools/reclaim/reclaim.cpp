@@ -88,8 +88,8 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         "UUID")("confirm-serial", "the node's serial number, when its UUID cannot identify it",
                 cxxopts::value<std::string>(),
                 "SERIAL")("wait-timeout", "how long to wait for maintenance mode after the reset",
-                          cxxopts::value<std::string>()->default_value("15m"),
-                          "DURATION")("address", "", cxxopts::value<std::vector<std::string>>());
+                          cxxopts::value<std::string>()->default_value("15m"), "DURATION")(
+        "address", "", cxxopts::value<std::vector<std::string>>(), "ADDRESS");
     cli::add_output_flags(opts);
     opts.parse_positional({"address"});
     return cli::parse_tool<Options>(
