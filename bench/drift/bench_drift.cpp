@@ -1,6 +1,7 @@
 // bench-drift: times the drift of a 1 MB configuration and the plan of 256 Inspections
 // (bench/drift/README.md). Prints one line per figure.
 #include "common/drift/drift.h"
+#include "common/inspection/fields.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/render/render.h"
 #include "common/stages/plan.h"
@@ -127,7 +128,9 @@ int main(int argc, char** argv) {
         return 1;
     }
     machineconfig::Config cfg{*w};
-    Value facts = machineconfig::facts_to_value(machineconfig::extract_facts(cfg));
+    Value with_facts = Value::object();
+    inspection::put_facts(with_facts, machineconfig::extract_facts(cfg));
+    const Value facts = *inspection::find(with_facts, inspection::field::k_facts);
     auto digested = machineconfig::digest_secrets(*w);
     doc::ResourceList base;
     for (int i = 0; i < 256; ++i) {

@@ -1,5 +1,6 @@
 #include "common/bundle/bundle.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
 namespace ichor::bundle {
@@ -119,59 +120,40 @@ std::string str(const Value* v, std::string_view path) {
     return v == nullptr ? std::string() : doc::get_string(*v, path);
 }
 
-// v1.14 documents carry raw PEM; the bundle keeps base64 of PEM.
-std::string b64_pem(const std::string& pem) {
-    return pem.empty() ? std::string() : util::base64_encode(pem);
+// A v1alpha1 field as the v1.14 documents hold it (the layout table), in the bundle's form:
+// the documents carry raw PEM, the bundle base64 of PEM.
+std::string v114(const machineconfig::Config& c, std::string_view path) {
+    namespace layout = machineconfig::layout;
+    Value v = layout::read(c.documents, path);
+    if (!v.is_string() || v.get<std::string>().empty()) {
+        return {};
+    }
+    auto codec = layout::home(path)->field->codec;
+    if (layout::wraps_secret(codec) && v == *layout::stored(c.documents, path)) {
+        return {}; // no EncryptionConfiguration around it
+    }
+    bool pem = codec == layout::Codec::Pem || codec == layout::Codec::PemKey;
+    return pem ? util::base64_encode(v.get<std::string>()) : v.get<std::string>();
 }
 
-// The secretbox secret inside a KubeEtcdEncryptionConfig's EncryptionConfiguration.
-std::string secretbox_from(const Value* doc_v) {
-    if (doc_v == nullptr || !doc_v->contains("config")) {
-        return {};
+// A CA pair from its document, when the configuration has the document.
+void recover_pair(const machineconfig::Config& c, std::string_view path, CertAndKey& ck) {
+    auto row = machineconfig::layout::home(std::string(path) + ".crt");
+    if (ck.key.empty() && row && c.typed(row->document->kind) != nullptr) {
+        ck = {v114(c, std::string(path) + ".crt"), v114(c, std::string(path) + ".key")};
     }
-    Value cfg = (*doc_v)["config"];
-    if (cfg.is_string()) {
-        auto parsed = doc::parse_one(cfg.get<std::string>(), "KubeEtcdEncryptionConfig");
-        if (!parsed) {
-            return {};
-        }
-        cfg = *parsed;
-    }
-    if (!cfg.contains("resources") || !cfg["resources"].is_array()) {
-        return {};
-    }
-    for (const auto& r : cfg["resources"]) {
-        for (const auto& p : r.value("providers", Value::array())) {
-            if (p.contains("secretbox")) {
-                for (const auto& k : p["secretbox"].value("keys", Value::array())) {
-                    if (k.contains("secret")) {
-                        return k["secret"].get<std::string>();
-                    }
-                }
-            }
-        }
-    }
-    return {};
 }
 
 void recover_v114(const machineconfig::Config& c, Bundle& b) {
-    if (const Value* d = c.typed("DiscoveryIdentityConfig")) {
-        b.cluster_id = b.cluster_id.empty() ? str(d, "clusterID") : b.cluster_id;
-        b.cluster_secret = b.cluster_secret.empty() ? str(d, "clusterSecret") : b.cluster_secret;
-    }
-    if (const Value* d = c.typed("KubeAPIServerCAConfig"); d != nullptr && b.k8s.key.empty()) {
-        b.k8s = {b64_pem(str(d, "issuingCA.cert")), b64_pem(str(d, "issuingCA.key"))};
-    }
-    if (const Value* d = c.typed("KubeAggregatorCAConfig");
-        d != nullptr && b.k8s_aggregator.key.empty()) {
-        b.k8s_aggregator = {b64_pem(str(d, "issuingCA.cert")), b64_pem(str(d, "issuingCA.key"))};
-    }
-    if (const Value* d = c.typed("KubeServiceAccountConfig");
-        d != nullptr && b.k8s_service_account.key.empty()) {
-        b.k8s_service_account.key = b64_pem(str(d, "issuer.privateKey"));
+    b.cluster_id = b.cluster_id.empty() ? v114(c, "cluster.id") : b.cluster_id;
+    b.cluster_secret = b.cluster_secret.empty() ? v114(c, "cluster.secret") : b.cluster_secret;
+    recover_pair(c, "cluster.ca", b.k8s);
+    recover_pair(c, "cluster.aggregatorCA", b.k8s_aggregator);
+    if (b.k8s_service_account.key.empty()) {
+        b.k8s_service_account.key = v114(c, "cluster.serviceAccount.key");
     }
     if (b.secretbox_encryption_secret.empty()) {
-        b.secretbox_encryption_secret = secretbox_from(c.typed("KubeEtcdEncryptionConfig"));
+        b.secretbox_encryption_secret = v114(c, "cluster.secretboxEncryptionSecret");
     }
 }
 

@@ -4,6 +4,7 @@
 #include "common/cli/run.h"
 #include "common/cli/streams.h"
 #include "common/util/files.h"
+#include "common/util/version.h"
 
 #include <unistd.h>
 
@@ -51,7 +52,7 @@ Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const st
         return d;
     }
     if (args[1] == "--version" || args[1] == "version") {
-        d.text = "kubectl-ichor 0.1.0\n";
+        d.text = "kubectl-ichor " + std::string(util::k_version) + "\n";
         return d;
     }
     const std::string& verb = args[1];

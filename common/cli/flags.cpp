@@ -2,17 +2,15 @@
 
 #include "common/cli/errors.h"
 #include "common/util/strings.h"
+#include "common/util/version.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ichor::cli {
 
-namespace {
-constexpr const char* k_version = "0.1.0";
-}
-
 std::string version_text(const ToolInfo& info) {
-    return "kubectl-ichor-" + info.verb + " " + k_version + "\n";
+    return "kubectl-ichor-" + info.verb + " " + std::string(util::k_version) + "\n";
 }
 
 cxxopts::Options make_options(const ToolInfo& info) {
@@ -62,8 +60,22 @@ Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
     }
 }
 
+namespace {
+// The formats, joined by ", " and the last one by `before_last` ("yaml, json, table or objects").
+std::string format_list(std::string_view before_last) {
+    std::string text;
+    for (size_t i = 0; i < k_output_formats.size(); ++i) {
+        if (i > 0) {
+            text += i + 1 == k_output_formats.size() ? before_last : std::string_view(", ");
+        }
+        text += k_output_formats[i];
+    }
+    return text;
+}
+} // namespace
+
 void add_output_flags(cxxopts::Options& opts) {
-    opts.add_options("Output")("o,output", "output format: yaml, json or table",
+    opts.add_options("Output")("o,output", "output format: " + format_list(" or "),
                                cxxopts::value<std::string>()->default_value("yaml"), "FORMAT")(
         "jq", "filter the output through a jq expression (strings print raw)",
         cxxopts::value<std::string>(), "EXPR");
@@ -72,9 +84,11 @@ void add_output_flags(cxxopts::Options& opts) {
 Result<OutputOptions> to_output_options(const cxxopts::ParseResult& r) {
     OutputOptions o;
     o.format = r["output"].as<std::string>();
-    if (o.format != "yaml" && o.format != "json" && o.format != "table") {
+    if (std::find(k_output_formats.begin(), k_output_formats.end(), o.format) ==
+        k_output_formats.end()) {
         return make_error(ErrorKind::Usage,
-                          "unknown output format \"" + o.format + "\"; allowed: yaml, json, table",
+                          "unknown output format \"" + o.format +
+                              "\"; allowed: " + format_list(", "),
                           "", "Usage");
     }
     if (r.count("jq") != 0) {

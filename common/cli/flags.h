@@ -13,9 +13,11 @@
 
 #include <cxxopts.hpp>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ichor::cli {
@@ -81,7 +83,11 @@ Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::str
 // A Usage error with the tag code Usage.
 Error usage_error(std::string message, std::string hint = {});
 
-// Output: -o yaml|json|table, --jq EXPR.
+// Output: -o yaml|json|table|objects, --jq EXPR. k_output_formats is the one list of the formats
+// (the help text, the refusal of another and the shell completion are made from it); "objects" is
+// a v1 List of the planned Ichor objects alone, for kubectl diff and apply (output.h, write_list).
+inline constexpr std::array<std::string_view, 4> k_output_formats = {"yaml", "json", "table",
+                                                                     "objects"};
 struct OutputOptions {
     std::string format = "yaml";
     std::string jq;

@@ -1,5 +1,6 @@
 #include "common/cli/output.h"
 
+#include "common/cli/errors.h"
 #include "common/doc/jq.h"
 #include "common/util/files.h"
 
@@ -31,9 +32,106 @@ std::string format_results(const doc::ResourceList& list, bool color) {
     return out;
 }
 
+namespace {
+
+// Annotations an orchestrator (kpt, kustomize) puts on the items it sends; not the object's own.
+bool orchestrator_annotation(std::string_view key) {
+    for (std::string_view prefix :
+         {"config.kubernetes.io/", "internal.config.kubernetes.io/", "config.k8s.io/"}) {
+        if (key.substr(0, prefix.size()) == prefix) {
+            return true;
+        }
+    }
+    return false;
+}
+
+doc::Value without_orchestrator_annotations(doc::Value item) {
+    if (!item.contains("metadata") || !item["metadata"].is_object() ||
+        !item["metadata"].contains("annotations") || !item["metadata"]["annotations"].is_object()) {
+        return item;
+    }
+    doc::Value& annotations = item["metadata"]["annotations"];
+    doc::Value kept = doc::Value::object();
+    for (auto it = annotations.begin(); it != annotations.end(); ++it) {
+        if (!orchestrator_annotation(it.key())) {
+            kept[it.key()] = it.value();
+        }
+    }
+    if (kept.empty()) {
+        item["metadata"].erase("annotations");
+    } else {
+        annotations = std::move(kept);
+    }
+    return item;
+}
+
+// -o objects leaves the results out: the error results (what was refused or blocked, so absent
+// from the List) are printed as warnings, the warning results counted.
+void warn_results_left_out(Streams& s, const doc::ResourceList& list) {
+    int warnings = 0;
+    for (const auto& r : list.results) {
+        const std::string severity = r.value("severity", "info");
+        if (severity == "error") {
+            report_warning(s, s.verb, r.value("message", ""));
+        } else if (severity == "warning") {
+            ++warnings;
+        }
+    }
+    if (warnings > 0) {
+        report_warning(s, s.verb,
+                       "-o objects leaves out " + std::to_string(warnings) +
+                           " warning result(s); -o yaml shows every result");
+    }
+}
+
+// Under an orchestrator (the input carried a functionConfig), every item without a file gets the
+// one kpt would give it, NAMESPACE/KIND_NAME.yaml: kpt fn eval, when a function fails, refuses an
+// output with two such items ("resource at path \".\" and index \"\" already exists") instead of
+// printing the function's results. kpt drops the annotation when it writes the files.
+void place_new_items(doc::Value& items) {
+    const std::string key = "config.kubernetes.io/path";
+    for (auto& item : items) {
+        if (!item.is_object() || !item.contains("metadata") || !item["metadata"].is_object()) {
+            continue;
+        }
+        doc::Value& md = item["metadata"];
+        if (md.contains("annotations") && md["annotations"].is_object() &&
+            md["annotations"].contains(key)) {
+            continue;
+        }
+        std::string kind = item.value("kind", "");
+        std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+        const std::string ns = md.value("namespace", "");
+        md["annotations"][key] =
+            (ns.empty() ? "" : ns + "/") + kind + "_" + md.value("name", "") + ".yaml";
+    }
+}
+
+} // namespace
+
+doc::Value objects_list(const doc::ResourceList& list) {
+    doc::Value items = doc::Value::array();
+    for (const auto& item : list.items) {
+        if (item.is_object() && item.value("apiVersion", "") == doc::k_ichor_api) {
+            items.push_back(without_orchestrator_annotations(item));
+        }
+    }
+    doc::Value v = doc::Value::object();
+    v["apiVersion"] = "v1";
+    v["kind"] = "List";
+    v["items"] = std::move(items);
+    return v;
+}
+
 Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
                   const TableFn& table) {
-    doc::Value envelope = list.to_value();
+    const bool objects = o.format == "objects";
+    doc::Value envelope = objects ? objects_list(list) : list.to_value();
+    if (objects) {
+        warn_results_left_out(s, list);
+    } else if (!list.function_config.is_null()) {
+        place_new_items(envelope["items"]);
+    }
     if (!o.jq.empty()) {
         auto outs = doc::run_jq(o.jq, envelope);
         if (!outs) {

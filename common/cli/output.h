@@ -14,11 +14,19 @@ namespace ichor::cli {
 // Renders the items of a list for people (without the results; write_list adds those).
 using TableFn = std::function<std::string(const doc::ResourceList&, bool color)>;
 
-// Writes the list in the chosen format. With --jq the expression runs over the envelope (the
-// same document -o json prints) and its outputs are printed. A table prints the items, then one
-// line per result.
+// Writes the list in the chosen format. With --jq the expression runs over the document the format
+// prints (the envelope, or with -o objects the List) and its outputs are printed. A table prints
+// the items, then one line per result. -o objects prints objects_list(list) as YAML; the results
+// it leaves out are not lost: each error result is printed on s.err as a warning, and a count of
+// the warning results (info results are not mentioned).
 Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
                   const TableFn& table);
+
+// The objects the list would create or change, for kubectl diff -f and kubectl apply -f: a
+// `v1` List of the items of the Ichor API (ichor.maesh.dev/v1alpha1), in order, without the
+// orchestrator's annotations (config.kubernetes.io/..., internal.config.kubernetes.io/...,
+// config.k8s.io/...). The suite's own Inspections and the results are not objects of a cluster.
+doc::Value objects_list(const doc::ResourceList& list);
 
 // The results as table lines: "SEVERITY  CODE  MESSAGE".
 std::string format_results(const doc::ResourceList& list, bool color);

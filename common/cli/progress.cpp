@@ -8,7 +8,13 @@ void Progress::update(std::string_view line) {
     if (!m_s.err_tty) {
         return;
     }
-    m_s.err << "\r\033[K" << line;
+    // Faint, so that it reads as transient beside the lines that stay; plain under NO_COLOR.
+    m_s.err << "\r\033[K";
+    if (m_s.color) {
+        m_s.err << "\033[2m" << line << "\033[0m";
+    } else {
+        m_s.err << line;
+    }
     m_s.err.flush();
     m_open = true;
 }

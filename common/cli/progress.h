@@ -12,7 +12,8 @@ namespace ichor::cli {
 class Progress {
   public:
     explicit Progress(Streams& s) : m_s(s) {}
-    // A transient status line, overwritten by the next one.
+    // A transient status line, overwritten by the next one (carriage return, erase line); faint
+    // when colour is on (a terminal, NO_COLOR unset).
     void update(std::string_view line);
     // Clears the transient line.
     void done();

@@ -1,18 +1,56 @@
 #include "common/cli/run.h"
 
 #include "common/cli/errors.h"
+#include "common/cli/function.h"
+#include "common/doc/resource_list.h"
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <ostream>
+#include <sstream>
 
 namespace ichor::cli {
 
+namespace {
+
+// As a KRM function (function.h): the input is read here, its functionConfig's flags join the
+// arguments, and the tool reads the same text from a buffer. An input that does not parse, or
+// carries no functionConfig, reaches the tool unchanged (it reports a malformed input itself).
+stages::Outcome run_as_function(const std::vector<std::string>& args, Streams& s, RunFn run) {
+    const std::string text{std::istreambuf_iterator<char>(s.in), std::istreambuf_iterator<char>()};
+    std::vector<std::string> all = args;
+    auto list = doc::read_resource_list(text, "<stdin>");
+    const bool configured = list && !list->function_config.is_null();
+    if (configured) {
+        auto flags = function_config_flags(list->function_config);
+        if (!flags) {
+            return stages::failed(flags.error());
+        }
+        all.insert(all.end(), flags->begin(), flags->end());
+    }
+    std::istringstream in(text);
+    Streams buffered{in, s.out, s.err, false, s.out_tty, s.err_tty, s.color, s.env, s.verb};
+    stages::Outcome out = run(all, buffered);
+    if (configured && out.error && out.error->kind == ErrorKind::Usage) {
+        // The hints name command-line flags; under kpt they are written KEY=VALUE.
+        Error& e = *out.error;
+        e.hint += std::string(e.hint.empty() ? "" : "; ") +
+                  "as a KRM function, a flag --KEY VALUE is KEY=VALUE in the functionConfig (kpt "
+                  "fn eval DIR --exec kubectl-ichor-" +
+                  s.verb + " -- cluster=NAME)";
+    }
+    return out;
+}
+
+} // namespace
+
 int run_tool(const std::vector<std::string>& args, Streams& s, std::string_view verb, RunFn run) {
+    s.verb = std::string(verb);
     stages::Outcome out;
     try {
-        out = run(args, s);
+        out = may_run_as_function(args, s, verb) ? run_as_function(args, s, run) : run(args, s);
     } catch (const std::exception& e) {
         out = stages::failed(make_error(ErrorKind::Internal,
                                         std::string("internal error: ") + e.what(),

@@ -25,7 +25,10 @@ using RunFn = stages::Outcome (*)(const std::vector<std::string>& args, Streams&
 // failure is an Io error (exit 74). Exceptions that escape run are bugs: reported, exit 70.
 int run_main(int argc, char** argv, std::string_view verb, RunFn run);
 
-// Runs `run` on the given streams, as run_main does after building them (tests call this).
+// Runs `run` on the given streams, as run_main does after building them (tests call this). Sets
+// s.verb. A tool started with no argument and standard input not a terminal may be a KRM function
+// (kpt fn eval --exec): its input is read first and a functionConfig's data become its flags
+// (function.h).
 int run_tool(const std::vector<std::string>& args, Streams& s, std::string_view verb, RunFn run);
 
 // The common first steps of every run(): a usage error becomes the outcome's error, a help or

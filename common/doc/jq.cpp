@@ -8,6 +8,7 @@ extern "C" {
 #include <dlfcn.h>
 
 #include <memory>
+#include <string_view>
 
 namespace ichor::doc {
 
@@ -70,14 +71,25 @@ const LibJq& libjq() {
     return jq;
 }
 
+// jq reports a compile error as "jq: error: REASON at <top-level>, line N:\nEXPR", then a count
+// ("jq: 1 compile error"). An error is one line: keep REASON and where, drop the echo and count.
 void collect_error(void* data, jv msg) {
     const LibJq& lib = libjq();
     auto* out = static_cast<std::string*>(data);
     if (lib.jv_get_kind(msg) == JV_KIND_STRING) {
-        if (!out->empty()) {
-            *out += "; ";
+        std::string_view m = lib.jv_string_value(msg);
+        m = m.substr(0, m.find('\n'));
+        bool count = m.starts_with("jq: ") &&
+                     (m.ends_with(" compile error") || m.ends_with(" compile errors"));
+        if (m.starts_with("jq: error: ")) {
+            m.remove_prefix(std::string_view("jq: error: ").size());
         }
-        *out += lib.jv_string_value(msg);
+        while (!m.empty() && (m.back() == ':' || m.back() == ' ')) {
+            m.remove_suffix(1);
+        }
+        if (!count && !m.empty()) {
+            *out += (out->empty() ? "" : "; ") + std::string(m);
+        }
     }
     lib.jv_free(msg);
 }

@@ -53,6 +53,9 @@ Value ResourceList::to_value() const {
     v["apiVersion"] = "config.kubernetes.io/v1";
     v["kind"] = "ResourceList";
     v["items"] = items;
+    if (!function_config.is_null()) {
+        v["functionConfig"] = function_config;
+    }
     if (!results.empty()) {
         v["results"] = results;
     }
@@ -107,6 +110,9 @@ Result<ResourceList> read_resource_list(std::string_view text, std::string_view 
             }
             if (kind == "ResourceList" && d.contains("results") && d["results"].is_array()) {
                 list.results = d["results"];
+            }
+            if (kind == "ResourceList" && d.contains("functionConfig")) {
+                list.function_config = d["functionConfig"];
             }
             for (size_t i = 0; i < list.items.size(); ++i) {
                 if (auto st = check_item(list.items[i], source, i); !st) {

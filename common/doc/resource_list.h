@@ -4,36 +4,41 @@
 #pragma once
 
 #include "common/doc/value.h"
+#include "common/doc/vocabulary.h"
 
 #include <string>
 #include <string_view>
 
 namespace ichor::doc {
 
-inline constexpr std::string_view k_adopt_api = "adopt.ichor.maesh.dev/v1alpha1";
-inline constexpr std::string_view k_ichor_api = "ichor.maesh.dev/v1alpha1";
-inline constexpr std::string_view k_tag_class = "ichor.maesh.dev/class";
-inline constexpr std::string_view k_tag_code = "ichor.maesh.dev/code";
-inline constexpr std::string_view k_tag_node = "ichor.maesh.dev/node";
+// Ichor's names (vocabulary.h) that the stream's readers and writers use most.
+using vocab::k_adopt_api;
+using vocab::k_ichor_api;
+using vocab::k_tag_class;
+using vocab::k_tag_code;
+using vocab::k_tag_node;
 
 enum class Severity { Error, Warning, Info };
 
 struct ResourceList {
     Value items = Value::array();
     Value results = Value::array();
+    // The invocation's configuration an orchestrator sent (kpt fn eval: a ConfigMap whose data
+    // are the flags, docs/stream.md "Under kpt"); null when none came. Never an item.
+    Value function_config;
 
     // Appends a result. `code` goes to tags; `ref` (optional) is the item it is about.
     void add_result(Severity severity, std::string message, std::string code,
                     const Value* ref = nullptr, Value extra_tags = Value::object());
     // True when any result has severity error.
     [[nodiscard]] bool has_errors() const;
-    // The envelope as one document.
+    // The envelope as one document (functionConfig, when one came, written back).
     [[nodiscard]] Value to_value() const;
 };
 
-// Reads a ResourceList, a v1 List, or a stream of documents (each an item). An empty input is an
-// empty list. Anything else (a scalar document, an item without apiVersion/kind) is a Usage error
-// naming the source.
+// Reads a ResourceList (its functionConfig kept apart from the items), a v1 List, or a stream of
+// documents (each an item). An empty input is an empty list. Anything else (a scalar document, an
+// item without apiVersion/kind) is a Usage error naming the source.
 Result<ResourceList> read_resource_list(std::string_view text, std::string_view source);
 
 // A resourceRef for an item: {apiVersion, kind, name, namespace?}.

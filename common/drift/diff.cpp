@@ -1,5 +1,6 @@
 #include "common/drift/diff.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
 
@@ -27,16 +28,9 @@ std::string rtrim_newlines(std::string s) {
 
 // The v1.14 KubeEtcdEncryptionConfig.config that carries an encryption secret, as the node
 // digests it (the compact JSON of the document model).
-std::string encryption_config_json(const char* provider, const std::string& secret) {
-    Value key = Value::object();
-    key["name"] = "key1";
-    key["secret"] = secret;
-    Value prov = Value::object();
-    prov[provider] = Value{{"keys", Value::array({key})}};
-    Value res = Value::object();
-    res["providers"] = Value::array({prov});
-    res["resources"] = Value::array({"secrets"});
-    return Value{{"resources", Value::array({res})}}.dump();
+std::string encryption_config_json(machineconfig::layout::Codec provider,
+                                   const std::string& secret) {
+    return machineconfig::layout::encode(provider, secret).dump();
 }
 
 bool secret_matches(const std::string& digest, const Value& plain) {
@@ -58,8 +52,11 @@ bool secret_matches(const std::string& digest, const Value& plain) {
         forms.push_back(rtrim_newlines(p) + "\n");
         forms.push_back(util::base64_encode(rtrim_newlines(p) + "\n"));
     }
-    forms.push_back(encryption_config_json("secretbox", p));
-    forms.push_back(encryption_config_json("aescbc", p));
+    for (const auto& r : machineconfig::layout::rows()) {
+        if (machineconfig::layout::wraps_secret(r.field->codec)) {
+            forms.push_back(encryption_config_json(r.field->codec, p));
+        }
+    }
     for (const auto& f : forms) {
         if (util::sha256_digest(f) == digest) {
             return true;

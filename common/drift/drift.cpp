@@ -1,5 +1,6 @@
 #include "common/drift/drift.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
 
 #include <map>
@@ -8,6 +9,7 @@
 namespace ichor::drift {
 
 using doc::Value;
+namespace layout = machineconfig::layout;
 
 namespace {
 
@@ -70,46 +72,32 @@ Value typed_doc(const char* kind, const std::string& name) {
     return d;
 }
 
-Value mirror_doc(const std::string& host, const Value& m) {
-    Value d = typed_doc("RegistryMirrorConfig", host);
-    bool override_path = m.value("overridePath", false);
-    Value eps = Value::array();
-    for (const auto& url : m.value("endpoints", Value::array())) {
-        Value e = Value::object();
-        e["url"] = url;
-        if (override_path) {
-            e["overridePath"] = true;
-        }
-        eps.push_back(std::move(e));
+// The document a fact path belongs to when Talos keeps it in a document at every contract the
+// render knows (the registry documents of the layout table): {kind, name}, else empty.
+std::pair<std::string, std::string> registry_doc(const std::vector<std::string>& p) {
+    auto home = layout::named_home(p);
+    if (!home || home->row.document->since != layout::Since::V1_12) {
+        return {};
     }
-    d["endpoints"] = std::move(eps);
-    if (m.value("skipFallback", false)) {
-        d["skipFallback"] = true;
-    }
-    return d;
+    return {std::string(home->row.document->kind), home->name};
 }
 
-// The registry document a fact path belongs to: {kind, host}, or empty for a v1alpha1 path.
-std::pair<std::string, std::string> registry_doc(const std::vector<std::string>& p) {
-    if (p.size() >= 4 && p[0] == "machine" && p[1] == "registries" && p[2] == "mirrors") {
-        return {"RegistryMirrorConfig", p[3]};
-    }
-    if (p.size() >= 5 && p[0] == "machine" && p[1] == "registries" && p[2] == "config") {
-        if (p[4] == "tls") {
-            return {"RegistryTLSConfig", p[3]};
-        }
-        if (p[4] == "auth") {
-            return {"RegistryAuthConfig", p[3]};
+std::vector<std::string> registry_fact_path(const std::string& kind, const std::string& name) {
+    for (const auto& r : layout::rows()) {
+        if (r.document->kind == kind) {
+            return layout::keys_of(*r.field, name);
         }
     }
     return {};
 }
 
-std::vector<std::string> registry_fact_path(const std::string& kind, const std::string& host) {
-    if (kind == "RegistryMirrorConfig") {
-        return {"machine", "registries", "mirrors", host};
-    }
-    return {"machine", "registries", "config", host, kind == "RegistryTLSConfig" ? "tls" : "auth"};
+// The registry document that holds a fact, as the layout table writes it, or null.
+Value registry_document(const std::vector<std::string>& path, const Value& fact) {
+    Value tree = Value::object();
+    at(tree, path, path.size()) = fact;
+    auto docs = layout::to_documents(
+        tree, [](const layout::Document& d) { return d.since == layout::Since::V1_12; });
+    return docs.empty() ? Value() : std::move(docs.front());
 }
 
 bool overlaps(const std::string& a, const std::string& b) {
@@ -158,14 +146,7 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
         if (now == nullptr) {
             continue;
         }
-        if (kind == "RegistryMirrorConfig") {
-            reg_sets.push_back(mirror_doc(host, *now));
-        } else {
-            Value d = typed_doc(kind.c_str(), host);
-            Value body = without_secrets(*now);
-            for (auto it = body.begin(); it != body.end(); ++it) {
-                d[it.key()] = it.value();
-            }
+        if (Value d = registry_document(path, without_secrets(*now)); !d.is_null()) {
             reg_sets.push_back(std::move(d));
         }
     }

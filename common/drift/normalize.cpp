@@ -1,5 +1,6 @@
 #include "common/drift/normalize.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
 
@@ -8,10 +9,11 @@
 namespace ichor::drift {
 
 using doc::Value;
+namespace layout = machineconfig::layout;
 
 namespace {
 
-constexpr std::string_view k_discovery_default = "https://discovery.talos.dev/";
+constexpr std::string_view k_discovery_endpoint = "cluster.discovery.registries.service.endpoint";
 
 Value& at(Value& root, std::initializer_list<std::string_view> path) {
     Value* v = &root;
@@ -60,168 +62,6 @@ void merge_into(Value& dst, const Value& src) {
     }
 }
 
-// The secret of a plain EncryptionConfiguration (the render's side); a digest stays itself.
-std::pair<std::string, Value> encryption_secret(const Value& config) {
-    if (!config.is_object()) {
-        return {"secretboxEncryptionSecret", config};
-    }
-    const Value* res = get(config, "resources");
-    if (res != nullptr && res->is_array() && !res->empty()) {
-        const Value* provs = get((*res)[0], "providers");
-        if (provs != nullptr && provs->is_array() && !provs->empty() && (*provs)[0].is_object()) {
-            for (auto [provider, key] : {std::pair{"secretbox", "secretboxEncryptionSecret"},
-                                         std::pair{"aescbc", "aescbcEncryptionSecret"}}) {
-                const Value* keys = doc::find_path((*provs)[0], std::string(provider) + ".keys");
-                if (keys != nullptr && keys->is_array() && !keys->empty()) {
-                    if (const Value* s = get((*keys)[0], "secret"); s != nullptr) {
-                        return {key, *s};
-                    }
-                }
-            }
-        }
-    }
-    return {"secretboxEncryptionSecret", config};
-}
-
-std::string disk_of_match(const std::string& match) {
-    const std::string lead = "disk.dev_path == \"";
-    auto p = match.find(lead);
-    if (p == std::string::npos) {
-        return {};
-    }
-    auto start = p + lead.size();
-    auto end = match.find('"', start);
-    return end == std::string::npos ? std::string() : match.substr(start, end - start);
-}
-
-void add_mirror(Value& facts, const Value& d) {
-    Value m = Value::object();
-    Value urls = Value::array();
-    bool override_path = false;
-    if (const Value* eps = get(d, "endpoints"); eps != nullptr && eps->is_array()) {
-        for (const auto& e : *eps) {
-            if (e.is_object()) {
-                urls.push_back(e.value("url", Value()));
-                override_path = override_path || e.value("overridePath", false);
-            } else {
-                urls.push_back(e);
-            }
-        }
-    }
-    m["endpoints"] = std::move(urls);
-    if (override_path) {
-        m["overridePath"] = true;
-    }
-    if (const Value* sf = get(d, "skipFallback"); sf != nullptr) {
-        m["skipFallback"] = *sf;
-    }
-    at(facts, {"machine", "registries", "mirrors"})[text(get(d, "name"))] = std::move(m);
-}
-
-// Moves one v1.14 (or Registry*) document into the facts; false when it has no v1alpha1 home.
-bool place(Value& f, const Value& d, const std::string& kind) {
-    if (kind == "DiscoveryIdentityConfig") {
-        if (const Value* v = get(d, "clusterID"))
-            at(f, {"cluster", "id"}) = *v;
-        if (const Value* v = get(d, "clusterSecret"))
-            at(f, {"cluster", "secret"}) = *v;
-    } else if (kind == "DiscoveryServiceConfig") {
-        at(f, {"cluster", "discovery", "enabled"}) = true;
-        const Value* ep = get(d, "endpoint");
-        at(f, {"cluster", "discovery", "registries", "service", "endpoint"}) =
-            ep != nullptr ? *ep : Value(std::string(k_discovery_default));
-    } else if (kind == "KubeClusterConfig") {
-        if (const Value* v = get(d, "clusterName"))
-            at(f, {"cluster", "clusterName"}) = *v;
-        if (const Value* v = get(d, "endpoint")) {
-            at(f, {"cluster", "controlPlane", "endpoint"}) =
-                v->is_object() ? v->value("url", Value()) : *v;
-        }
-    } else if (kind == "KubeAPIServerCAConfig" || kind == "KubeAggregatorCAConfig") {
-        const char* field = kind == "KubeAPIServerCAConfig" ? "ca" : "aggregatorCA";
-        if (const Value* v = doc::find_path(d, "issuingCA.cert"))
-            at(f, {"cluster", field, "crt"}) = *v;
-        if (const Value* v = doc::find_path(d, "issuingCA.key"))
-            at(f, {"cluster", field, "key"}) = *v;
-        if (const Value* acc = get(d, "acceptedCAs"); acc != nullptr && acc->is_array()) {
-            Value& out = at(f, {"cluster", "acceptedCAs"});
-            out = Value::array();
-            for (const auto& a : *acc) {
-                out.push_back(Value{{"crt", a.is_object() ? a.value("cert", Value()) : a}});
-            }
-        }
-    } else if (kind == "KubeServiceAccountConfig") {
-        if (const Value* v = doc::find_path(d, "issuer.privateKey"))
-            at(f, {"cluster", "serviceAccount", "key"}) = *v;
-    } else if (kind == "KubeEtcdEncryptionConfig") {
-        if (const Value* v = get(d, "config")) {
-            auto [key, secret] = encryption_secret(*v);
-            at(f, {"cluster", key}) = secret;
-        }
-    } else if (kind == "KubeNetworkConfig") {
-        for (const char* k : {"dnsDomain", "podSubnets", "serviceSubnets"}) {
-            if (const Value* v = get(d, k))
-                at(f, {"cluster", "network", k}) = *v;
-        }
-    } else if (kind == "KubeFlannelCNIConfig") {
-        at(f, {"cluster", "network", "cni", "name"}) = "flannel";
-    } else if (kind == "KubeProxyConfig") {
-        Value b = body(d);
-        if (b.contains("enabled")) {
-            at(f, {"cluster", "proxy", "disabled"}) = !b["enabled"].get<bool>();
-            b.erase("enabled");
-        }
-        merge_into(at(f, {"cluster", "proxy"}), b);
-    } else if (kind == "KubeInlineManifestConfig") {
-        Value& list = at(f, {"cluster", "inlineManifests"});
-        if (!list.is_array()) {
-            list = Value::array();
-        }
-        list.push_back(
-            Value{{"name", d.value("name", Value())}, {"contents", d.value("manifest", Value())}});
-    } else if (kind == "UnattendedInstallConfig") {
-        Value& inst = at(f, {"machine", "install"});
-        if (const Value* v = doc::find_path(d, "installer.image"))
-            inst["image"] = *v;
-        if (const Value* v = doc::find_path(d, "provisioning.wipe"))
-            inst["wipe"] = *v;
-        std::string match = text(doc::find_path(d, "provisioning.diskSelector.match"));
-        if (std::string disk = disk_of_match(match); !disk.empty()) {
-            inst["disk"] = disk;
-        } else if (!match.empty()) {
-            inst["diskSelector"] = Value{{"match", match}};
-        }
-    } else if (kind == "SysctlConfig") {
-        if (const Value* v = get(d, "params"))
-            merge_into(at(f, {"machine", "sysctls"}), *v);
-    } else if (kind == "KernelModuleConfig") {
-        Value& list = at(f, {"machine", "kernel", "modules"});
-        if (!list.is_array()) {
-            list = Value::array();
-        }
-        Value m = Value::object();
-        m["name"] = d.value("name", Value());
-        if (const Value* p = get(d, "parameters"))
-            m["parameters"] = *p;
-        list.push_back(std::move(m));
-    } else if (kind == "KubePrismConfig") {
-        at(f, {"machine", "features", "kubePrism", "enabled"}) = true;
-        const Value* port = get(d, "port");
-        at(f, {"machine", "features", "kubePrism", "port"}) = port != nullptr ? *port : Value(7445);
-    } else if (kind == "RegistryMirrorConfig") {
-        add_mirror(f, d);
-    } else if (kind == "RegistryAuthConfig") {
-        merge_into(at(f, {"machine", "registries", "config", text(get(d, "name")), "auth"}),
-                   body(d));
-    } else if (kind == "RegistryTLSConfig") {
-        merge_into(at(f, {"machine", "registries", "config", text(get(d, "name")), "tls"}),
-                   body(d));
-    } else {
-        return false;
-    }
-    return true;
-}
-
 // v1alpha1's mirrors hold overridePath on the mirror, the documents on each endpoint; the facts
 // hold the mirror's.
 void canonical_mirrors(Value& f) {
@@ -255,7 +95,8 @@ void canonical_discovery(Value& f) {
     } else if (enabled) {
         const Value* ep = svc != nullptr ? get(*svc, "endpoint") : nullptr;
         out["registries"]["service"]["endpoint"] =
-            ep != nullptr ? *ep : Value(std::string(k_discovery_default));
+            ep != nullptr ? *ep
+                          : Value(std::string(layout::home(k_discovery_endpoint)->field->fallback));
     }
     *disc = std::move(out);
 }
@@ -333,7 +174,7 @@ Value normalize(const std::vector<Value>& documents) {
             continue;
         }
         const std::string kind = text(get(d, "kind"));
-        if (!place(f, d, kind)) {
+        if (!layout::to_v1alpha1(f, d)) {
             Value& docs = at(f, {"documents", kind});
             if (const Value* name = get(d, "name"); name != nullptr) {
                 docs[text(name)] = body(d);

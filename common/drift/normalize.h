@@ -11,11 +11,8 @@ namespace ichor::drift {
 
 // The facts of the documents, at the v1alpha1 paths:
 // - the v1alpha1 document's machine, cluster, debug and persist;
-// - each v1.14 document that replaces v1alpha1 fields (DiscoveryIdentityConfig,
-//   DiscoveryServiceConfig, KubeClusterConfig, Kube*CAConfig, KubeServiceAccountConfig,
-//   KubeEtcdEncryptionConfig, KubeNetworkConfig, KubeProxyConfig, KubeInlineManifestConfig,
-//   UnattendedInstallConfig, SysctlConfig, KernelModuleConfig, KubePrismConfig) and the
-//   Registry*Config documents, merged into those paths;
+// - each typed document of the layout table (machineconfig/layout.h: the v1.14 documents that
+//   replace v1alpha1 fields and the Registry*Config documents), merged into its paths;
 // - any other typed document under documents.<Kind>[.<name>];
 // - canonical forms: certificates as PEM text (v1alpha1 holds base64 of PEM), the discovery
 //   service with its default endpoint, the Kubernetes discovery registry left out (v1.14 removed

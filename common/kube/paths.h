@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/doc/value.h"
+#include "common/doc/vocabulary.h"
 
 #include <string>
 #include <string_view>
@@ -11,8 +12,8 @@
 namespace ichor::kube {
 
 // The Ichor API group and version of our custom resources.
-inline constexpr std::string_view k_ichor_group = "ichor.maesh.dev";
-inline constexpr std::string_view k_ichor_version = "v1alpha1";
+using vocab::k_ichor_group;
+using vocab::k_ichor_version;
 
 // "/api/v1/..." for the core group (group empty), else "/apis/GROUP/VERSION/...". An empty ns
 // gives a cluster-scoped path, an empty name the collection. Each part is percent-encoded (a no-op

@@ -1,5 +1,6 @@
 #include "common/machineconfig/machineconfig.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
 #include <array>
@@ -115,10 +116,13 @@ void digest_in_place(Value& v, bool whole_is_secret) {
 
 Value digest_secrets(const Value& document) {
     Value out = document;
-    // KubeEtcdEncryptionConfig carries the encryption secret inside a free-form configuration.
-    if (out.is_object() && out.value("kind", "") == "KubeEtcdEncryptionConfig" &&
-        out.contains("config")) {
-        out["config"] = digest_value(out["config"]);
+    // A field that carries a secret inside a free-form value (KubeEtcdEncryptionConfig's
+    // EncryptionConfiguration) is a secret as a whole.
+    for (const auto& r : layout::rows()) {
+        if (layout::wraps_secret(r.field->codec) && out.is_object() &&
+            out.value("kind", "") == r.document->kind && out.contains(r.field->field)) {
+            out[std::string(r.field->field)] = digest_value(out[std::string(r.field->field)]);
+        }
     }
     digest_in_place(out, false);
     return out;
@@ -148,6 +152,12 @@ std::string str_at(const Value* v, std::string_view path) {
     return v == nullptr ? std::string() : doc::get_string(*v, path);
 }
 
+// A v1.14 document's value for a v1alpha1 path, as the table reads it back.
+std::string v114_string(const Config& c, std::string_view path) {
+    Value v = layout::read(c.documents, path);
+    return v.is_string() ? v.get<std::string>() : std::string();
+}
+
 void read_install(const Config& c, const Value* legacy, Install& install) {
     if (legacy != nullptr) {
         if (const Value* inst = doc::find_path(*legacy, "machine.install");
@@ -160,30 +170,23 @@ void read_install(const Config& c, const Value* legacy, Install& install) {
             }
         }
     }
-    if (const Value* u = c.typed("UnattendedInstallConfig"); u != nullptr) {
-        std::string image = str_at(u, "installer.image");
-        if (!image.empty()) {
-            install.image = image;
-        }
-        if (const Value* w = doc::find_path(*u, "provisioning.wipe"); w && w->is_boolean()) {
-            install.wipe = w->get<bool>();
-        }
-        std::string match = str_at(u, "provisioning.diskSelector.match");
-        if (!match.empty()) {
-            install.disk_selector = match;
-        }
+    if (std::string image = v114_string(c, "machine.install.image"); !image.empty()) {
+        install.image = image;
+    }
+    if (Value w = layout::read(c.documents, "machine.install.wipe"); w.is_boolean()) {
+        install.wipe = w.get<bool>();
+    }
+    // The selector as the document writes it, whether a device path or another CEL match.
+    if (const Value* m = layout::stored(c.documents, "machine.install.disk");
+        m != nullptr && m->is_string() && !m->get<std::string>().empty()) {
+        install.disk_selector = m->get<std::string>();
     }
 }
 
-std::string endpoint_of(const Value* kcc) {
-    if (kcc == nullptr || !kcc->contains("endpoint")) {
-        return {};
-    }
-    const Value& e = (*kcc)["endpoint"];
-    if (e.is_string()) {
-        return e.get<std::string>();
-    }
-    return e.is_object() ? e.value("url", "") : std::string();
+// True when a v1.14 document of the configuration holds the v1alpha1 path's field.
+bool in_document(const Config& c, std::string_view path) {
+    auto row = layout::home(path);
+    return row && c.typed(row->document->kind) != nullptr;
 }
 
 } // namespace
@@ -196,22 +199,22 @@ Facts extract_facts(const Config& c) {
             f.kinds.push_back(d.value("kind", ""));
         }
     }
-    const Value* dic = c.typed("DiscoveryIdentityConfig");
-    const Value* kcc = c.typed("KubeClusterConfig");
-    bool v114 = dic != nullptr || kcc != nullptr || c.typed("KubeAPIServerCAConfig") != nullptr;
+    // The cluster's identity, name or CA in their documents make the v1.14 layout.
+    bool v114 = in_document(c, "cluster.id") || in_document(c, "cluster.clusterName") ||
+                in_document(c, "cluster.ca.crt");
     f.layout = v114 ? "v1.14" : (f.kinds.empty() ? "v1alpha1" : "multi-document");
 
     f.cluster_id = str_at(legacy, "cluster.id");
     if (f.cluster_id.empty()) {
-        f.cluster_id = str_at(dic, "clusterID");
+        f.cluster_id = v114_string(c, "cluster.id");
     }
     f.cluster_name = str_at(legacy, "cluster.clusterName");
     if (f.cluster_name.empty()) {
-        f.cluster_name = str_at(kcc, "clusterName");
+        f.cluster_name = v114_string(c, "cluster.clusterName");
     }
     f.endpoint = str_at(legacy, "cluster.controlPlane.endpoint");
     if (f.endpoint.empty()) {
-        f.endpoint = endpoint_of(kcc);
+        f.endpoint = v114_string(c, "cluster.controlPlane.endpoint");
     }
     f.role = str_at(legacy, "machine.type");
     f.talos_ca_pem = pem_from_field(str_at(legacy, "machine.ca.crt"));
@@ -237,30 +240,6 @@ Facts extract_facts(const Config& c) {
         f.version_contract = "pre-1.12";
     }
     return f;
-}
-
-Value facts_to_value(const Facts& f) {
-    Value v = Value::object();
-    v["clusterID"] = f.cluster_id;
-    v["clusterName"] = f.cluster_name;
-    v["endpoint"] = f.endpoint;
-    v["role"] = f.role;
-    v["talosCA"] = f.talos_ca_pem;
-    if (!f.accepted_ca_pems.empty()) {
-        v["acceptedCAs"] = f.accepted_ca_pems;
-    }
-    Value inst = Value::object();
-    inst["disk"] = f.install.disk;
-    inst["image"] = f.install.image;
-    inst["wipe"] = f.install.wipe;
-    if (!f.install.disk_selector.empty()) {
-        inst["diskSelector"] = f.install.disk_selector;
-    }
-    v["install"] = std::move(inst);
-    v["layout"] = f.layout;
-    v["documents"] = f.kinds;
-    v["versionContract"] = f.version_contract;
-    return v;
 }
 
 } // namespace ichor::machineconfig

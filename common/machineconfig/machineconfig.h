@@ -61,9 +61,6 @@ struct Facts {
 // Reads the facts. Missing facts stay empty; never fails.
 Facts extract_facts(const Config& config);
 
-// The facts as an ordered document for the Inspection's status.facts.
-doc::Value facts_to_value(const Facts& facts);
-
 // Decodes a v1alpha1 PEM field (base64 of PEM) or passes a raw PEM through (v1.14 documents).
 std::string pem_from_field(std::string_view field);
 

@@ -1,5 +1,6 @@
 #include "common/render/patch.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -74,10 +75,11 @@ constexpr std::array<Shape, 22> k_shapes{{
     {"cluster.extraManifests", 'l'},
 }};
 
-// Lists that a patch replaces (merge:"replace" in Talos's types), and lists merged by a key.
-constexpr std::array<std::string_view, 5> k_replace_lists{
-    "cluster.network.podSubnets", "cluster.network.serviceSubnets", "KubeNetworkConfig.podSubnets",
-    "KubeNetworkConfig.serviceSubnets", "cluster.apiServer.auditPolicy"};
+// Lists that a patch replaces (merge:"replace" in Talos's types), also where a typed document
+// holds them (the layout table), and lists merged by a key.
+constexpr std::array<std::string_view, 3> k_replace_lists{"cluster.network.podSubnets",
+                                                          "cluster.network.serviceSubnets",
+                                                          "cluster.apiServer.auditPolicy"};
 struct KeyedList {
     std::string_view path;
     std::string_view key;
@@ -250,6 +252,16 @@ template <size_t N> bool in(const std::array<std::string_view, N>& table, std::s
     return std::find(table.begin(), table.end(), p) != table.end();
 }
 
+// A table path of a typed document ("KubeNetworkConfig.podSubnets") is replaced as its v1alpha1
+// field is.
+bool replaced(std::string_view p) {
+    auto dot = p.find('.');
+    return in(k_replace_lists, p) ||
+           (dot != std::string_view::npos &&
+            in(k_replace_lists,
+               machineconfig::layout::v1alpha1_of(p.substr(0, dot), p.substr(dot + 1))));
+}
+
 const KeyedList* keyed_list(std::string_view p) {
     for (const auto& k : k_keyed_lists) {
         if (k.path == p) {
@@ -314,7 +326,7 @@ struct Merger {
         }
         if (r.is_object()) {
             bool args = !path.empty() && path.back() == "extraArgs";
-            if (in(k_replace_lists, tp)) {
+            if (replaced(tp)) {
                 l = r;
                 return ok_status();
             }
@@ -339,7 +351,7 @@ struct Merger {
             return ok_status();
         }
         if (r.is_array()) {
-            if (in(k_replace_lists, tp)) {
+            if (replaced(tp)) {
                 l = r;
                 return ok_status();
             }

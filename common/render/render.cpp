@@ -1,5 +1,6 @@
 #include "common/render/render.h"
 
+#include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -152,40 +153,25 @@ Value cluster_section(const Input& in, bool cp) {
     return cl;
 }
 
-// RegistryMirrorConfig documents, sorted by name as the generator sorts them.
+// RegistryMirrorConfig documents, sorted by name as the generator sorts them. The cluster's
+// mirrors have v1alpha1's shape, so the layout table writes them.
 std::vector<Value> mirror_documents(const Value& mirrors) {
-    std::vector<Value> docs;
+    namespace layout = machineconfig::layout;
     if (!mirrors.is_object()) {
-        return docs;
+        return {};
     }
     std::map<std::string, const Value*> sorted;
     for (auto it = mirrors.begin(); it != mirrors.end(); ++it) {
         sorted[it.key()] = &it.value();
     }
+    Value v1 = Value::object();
+    Value& by_host = v1["machine"]["registries"]["mirrors"];
+    by_host = Value::object();
     for (const auto& [host, m] : sorted) {
-        bool override_path = m->is_object() && m->value("overridePath", false);
-        Value d = Value::object();
-        d["apiVersion"] = "v1alpha1";
-        d["kind"] = "RegistryMirrorConfig";
-        d["name"] = host;
-        Value eps = Value::array();
-        if (m->is_object() && m->contains("endpoints") && (*m)["endpoints"].is_array()) {
-            for (const auto& e : (*m)["endpoints"]) {
-                Value ep = Value::object();
-                ep["url"] = e;
-                if (override_path) {
-                    ep["overridePath"] = true;
-                }
-                eps.push_back(std::move(ep));
-            }
-        }
-        d["endpoints"] = std::move(eps);
-        if (m->is_object() && m->value("skipFallback", false)) {
-            d["skipFallback"] = true;
-        }
-        docs.push_back(std::move(d));
+        by_host[host] = *m;
     }
-    return docs;
+    return layout::to_documents(
+        v1, [](const layout::Document& d) { return d.since == layout::Since::V1_12; });
 }
 
 std::string str_at(const Value& v, std::string_view path) {

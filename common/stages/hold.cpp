@@ -1,5 +1,6 @@
 #include "common/stages/hold.h"
 
+#include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
@@ -109,13 +110,13 @@ namespace {
 Status write_backups(const doc::ResourceList& plan, const ApplyOptions& o) {
     ::mkdir(o.backup_dir.c_str(), 0700);
     for (const auto& item : plan.items) {
-        if (item.value("kind", "") != "Inspection" ||
-            doc::find_path(item, "status.config") == nullptr) {
+        const inspection::View node(item);
+        if (node.kind() != inspection::field::k_inspection || node.config() == nullptr) {
             continue;
         }
-        std::string addr = doc::get_string(item, "spec.address");
+        std::string addr = node.address();
         std::vector<Value> docs;
-        for (const auto& d : item["status"]["config"]) {
+        for (const auto& d : *node.config()) {
             docs.push_back(machineconfig::digest_secrets(d));
         }
         // Never over an earlier backup: a rerun in the same second gets the next free suffix.
@@ -293,14 +294,18 @@ Status zero_drift(const Value& machine, const std::vector<Value>& all_machines,
     return ok_status();
 }
 
-Status wait_ready(const std::string& name, const ReleaseOptions& o) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
+// Waits for machine `name`, the `index`th of `total` being released, to be Ready without
+// AdoptionHeld; the progress line says which machine, how long it has waited and for what.
+Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
+                  const ReleaseOptions& o) {
+    const auto start = std::chrono::steady_clock::now();
+    auto deadline = start + std::chrono::milliseconds(o.timeout_ms);
     std::string last = "no answer yet";
     while (std::chrono::steady_clock::now() < deadline) {
         auto m = o.objects->get("talosmachines", o.objects->ns(), name);
         if (m) {
-            std::string ready = condition(*m, "Ready");
-            std::string held = condition(*m, "AdoptionHeld");
+            std::string ready = condition(*m, std::string(vocab::k_condition_ready));
+            std::string held = condition(*m, std::string(vocab::k_condition_adoption_held));
             if (ready == "True" && held != "True") {
                 return ok_status();
             }
@@ -308,7 +313,13 @@ Status wait_ready(const std::string& name, const ReleaseOptions& o) {
                    (held == "True" ? ", AdoptionHeld" : "");
         }
         if (o.progress) {
-            o.progress("waiting for " + name + " to be Ready (" + last + ")");
+            auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+            o.progress("machine " + std::to_string(index) + " of " + std::to_string(total) +
+                       ": waiting for " + name + " to be Ready, " +
+                       util::format_duration_ms(waited / 1000 * 1000) + " of " +
+                       util::format_duration_ms(o.timeout_ms) + " (" + last + ")");
         }
         if (o.sleep_ms) {
             o.sleep_ms(500);
@@ -347,7 +358,7 @@ namespace {
 
 Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     IchorObjects& objects = *o.objects;
-    auto machines = objects.list("talosmachines", "ichor.maesh.dev/cluster=" + o.cluster);
+    auto machines = objects.list("talosmachines", vocab::cluster_selector(o.cluster));
     auto patches = machines ? objects.list("talosconfigpatches")
                             : Result<std::vector<Value>>(machines.error());
     if (!patches) {
@@ -369,7 +380,9 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
                (doc::get_string(b, "spec.role") == "controlplane");
     });
     Outcome out;
+    std::size_t index = 0;
     for (const auto& m : held) {
+        ++index;
         std::string name = name_of(m);
         Status st = zero_drift(m, all, all_patches, o);
         if (st) {
@@ -380,7 +393,7 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
         }
         if (st) {
             o.say("released the hold on " + name + "; waiting for Ready");
-            st = wait_ready(name, o);
+            st = wait_ready(name, index, held.size(), o);
         }
         if (st) {
             ++out.done;
@@ -410,7 +423,7 @@ namespace {
 
 Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     IchorObjects& objects = *o.objects;
-    auto machines = objects.list("talosmachines", "ichor.maesh.dev/cluster=" + o.cluster);
+    auto machines = objects.list("talosmachines", vocab::cluster_selector(o.cluster));
     auto patches = machines ? objects.list("talosconfigpatches")
                             : Result<std::vector<Value>>(machines.error());
     if (!patches) {

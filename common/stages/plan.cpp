@@ -1,6 +1,7 @@
 #include "common/stages/plan.h"
 
 #include "common/drift/drift.h"
+#include "common/inspection/view.h"
 #include "common/render/render.h"
 #include "common/util/strings.h"
 
@@ -13,12 +14,10 @@
 namespace ichor::stages {
 
 using doc::Value;
+using inspection::View;
 
 namespace {
 
-constexpr std::string_view k_hold = "ichor.maesh.dev/hold-apply";
-constexpr std::string_view k_cluster_label = "ichor.maesh.dev/cluster";
-constexpr std::string_view k_tag_hint = "ichor.maesh.dev/hint";
 constexpr int k_talos_floor_minor = 12;
 
 struct Version {
@@ -94,7 +93,7 @@ Value hint_tags(const NodePlan& n, const std::string& hint) {
     Value t = Value::object();
     t[std::string(doc::k_tag_node)] = n.address;
     if (!hint.empty()) {
-        t[std::string(k_tag_hint)] = hint;
+        t[std::string(vocab::k_tag_hint)] = hint;
     }
     return t;
 }
@@ -118,9 +117,9 @@ const Value* machine_with_uuid(const std::vector<Value>& machines, const std::st
 }
 
 // The Kubernetes version the node's kubelet image names ("v1.34.4"), or empty.
-std::string kubelet_version(const Value& st) {
-    const Value* config = doc::find_path(st, "config");
-    if (config == nullptr || !config->is_array()) {
+std::string kubelet_version(const View& node) {
+    const Value* config = node.config();
+    if (config == nullptr) {
         return {};
     }
     for (const auto& d : *config) {
@@ -137,8 +136,8 @@ std::string kubelet_version(const Value& st) {
     return {};
 }
 
-bool versions_ok(NodePlan& n, const Value& st, const render::ClusterSpec& c) {
-    const std::string talos = st.value("talosVersion", "");
+bool versions_ok(NodePlan& n, const View& node, const render::ClusterSpec& c) {
+    const std::string talos = node.talos_version();
     auto v = parse_version(talos);
     if (!v || v->major != 1 ||
         (v->minor >= k_talos_floor_minor && supported_kubernetes(v->minor).first == 0)) {
@@ -161,7 +160,8 @@ bool versions_ok(NodePlan& n, const Value& st, const render::ClusterSpec& c) {
     const std::string cluster_k8s = "v" + c.kubernetes_version;
     std::vector<std::pair<std::string, std::string>> pairs = {
         {cluster_k8s, "of TalosCluster " + c.name}};
-    if (std::string node_k8s = kubelet_version(st); !node_k8s.empty() && node_k8s != cluster_k8s) {
+    if (std::string node_k8s = kubelet_version(node);
+        !node_k8s.empty() && node_k8s != cluster_k8s) {
         pairs.emplace_back(node_k8s, "that its kubelet runs");
     }
     for (const auto& [k8s, whose] : pairs) {
@@ -181,15 +181,14 @@ bool versions_ok(NodePlan& n, const Value& st, const render::ClusterSpec& c) {
     return true;
 }
 
-render::Install install_of(const Value& st) {
+render::Install install_of(const View& node) {
     render::Install i;
-    i.disk = doc::get_string(st, "facts.install.disk");
-    i.image = doc::get_string(st, "facts.install.image");
-    const Value* w = doc::find_path(st, "facts.install.wipe");
-    i.wipe = w != nullptr && w->is_boolean() && w->get<bool>();
+    i.disk = node.install_disk();
+    i.image = node.install_image();
+    i.wipe = node.install_wipe();
     if (i.disk.empty()) {
         // a v1.14 node names its disk in a CEL match
-        std::string sel = doc::get_string(st, "facts.install.diskSelector");
+        std::string sel = node.install_disk_selector();
         const std::string lead = "disk.dev_path == \"";
         if (auto p = sel.find(lead); p != std::string::npos) {
             auto start = p + lead.size();
@@ -206,7 +205,7 @@ Value make_patch(const NodePlan& n, const std::string& name, const std::string& 
     p["kind"] = "TalosConfigPatch";
     p["metadata"]["name"] = name;
     p["metadata"]["namespace"] = o.ns;
-    p["metadata"]["labels"][std::string(k_cluster_label)] = o.cluster;
+    p["metadata"]["labels"][std::string(vocab::k_label_cluster)] = o.cluster;
     p["spec"]["cluster"] = o.cluster;
     p["spec"]["layer"] = "machine";
     p["spec"]["machine"] = n.name;
@@ -215,28 +214,24 @@ Value make_patch(const NodePlan& n, const std::string& name, const std::string& 
     return p;
 }
 
-Value make_machine(const NodePlan& n, const Value& item, const render::Install& inst,
+Value make_machine(const NodePlan& n, const View& node, const render::Install& inst,
                    const PlanOptions& o) {
-    const Value& st = item["status"];
     Value m = Value::object();
     m["apiVersion"] = std::string(doc::k_ichor_api);
     m["kind"] = "TalosMachine";
     m["metadata"]["name"] = n.name;
     m["metadata"]["namespace"] = o.ns;
-    m["metadata"]["labels"][std::string(k_cluster_label)] = o.cluster;
-    m["metadata"]["annotations"][std::string(k_hold)] = "true";
+    m["metadata"]["labels"][std::string(vocab::k_label_cluster)] = o.cluster;
+    m["metadata"]["annotations"][std::string(vocab::k_annotation_hold_apply)] = "true";
     m["spec"]["cluster"] = o.cluster;
     m["spec"]["approval"] = "Approved";
     m["spec"]["role"] = n.role;
-    const Value* port = doc::find_path(item, "spec.port");
-    bool other_port = port != nullptr && port->is_number_integer() && port->get<int>() != 50000;
-    m["spec"]["address"] =
-        other_port ? n.address + ":" + std::to_string(port->get<int>()) : n.address;
+    const std::int64_t port = node.port().value_or(50000);
+    m["spec"]["address"] = port != 50000 ? n.address + ":" + std::to_string(port) : n.address;
     Value id = Value::object();
-    id["uuid"] = doc::get_string(st, "identity.uuid");
-    id["serial"] = doc::get_string(st, "identity.serial");
-    if (const Value* macs = doc::find_path(st, "identity.macs");
-        macs != nullptr && macs->is_array()) {
+    id["uuid"] = node.uuid();
+    id["serial"] = node.serial();
+    if (const Value* macs = node.macs(); macs != nullptr) {
         id["macs"] = *macs;
     }
     m["spec"]["identity"] = std::move(id);
@@ -305,11 +300,10 @@ int next_order(const std::vector<Value>& patches, const PlanOptions& o,
 }
 
 // Drift of one trusted node: render, diff, classify, capture.
-void analyze_node(NodePlan& n, const Value& item, const render::ClusterSpec& c,
+void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
                   const PlanOptions& o) {
-    const Value& st = item["status"];
-    const Value* config = doc::find_path(st, "config");
-    if (config == nullptr || !config->is_array() || config->empty()) {
+    const Value* config = node.config();
+    if (config == nullptr || config->empty()) {
         refuse(
             n,
             n.address +
@@ -319,7 +313,7 @@ void analyze_node(NodePlan& n, const Value& item, const render::ClusterSpec& c,
                 " --talosconfig tc");
         return;
     }
-    render::Install inst = install_of(st);
+    render::Install inst = install_of(node);
     render::Input ri{&c, o.bundle, n.role, n.name, inst, "", o.patches};
     auto rendered = render::render_patched(ri);
     if (!rendered) {
@@ -352,7 +346,7 @@ void analyze_node(NodePlan& n, const Value& item, const render::ClusterSpec& c,
     if (n.outcome != "writable") {
         return;
     }
-    n.machine = make_machine(n, item, inst, o);
+    n.machine = make_machine(n, node, inst, o);
     if (!a.capture.empty()) {
         n.patch = make_patch(n, patch_name, a.capture, order, o);
     }
@@ -366,28 +360,27 @@ std::string node_role(const std::string& facts_role) {
 }
 
 // Trust, identity, versions and role: whether the node can be planned at all.
-void check_node(NodePlan& n, const Value& item, const render::ClusterSpec& c, const PlanOptions& o,
+void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, const PlanOptions& o,
                 std::set<std::string>& names) {
-    const Value& st = item.contains("status") ? item["status"] : Value::object();
-    const std::string verdict = doc::get_string(st, "trust.verdict");
+    const std::string verdict = node.trust_verdict();
     if (verdict.empty()) {
         refuse(n, n.address + ": not trust-checked", "NotTrustChecked",
                "kubectl ichor trustcheck --cluster " + o.cluster +
                    " -f FILE | kubectl ichor drift --cluster " + o.cluster);
         return;
     }
-    if (verdict != "Member") {
+    if (verdict != inspection::field::verdict::k_member) {
         n.outcome = "refused"; // trustcheck's own result says why; it stays in the list
         return;
     }
-    if (std::string checked = doc::get_string(st, "trust.cluster"); checked != o.cluster) {
+    if (std::string checked = node.trust_cluster(); checked != o.cluster) {
         refuse(n,
                n.address + ": was trust-checked against cluster \"" + checked + "\", not \"" +
                    o.cluster + "\"",
                "TrustedForOtherCluster", "kubectl ichor trustcheck --cluster " + o.cluster);
         return;
     }
-    const std::string uuid = doc::get_string(st, "identity.uuid");
+    const std::string uuid = node.uuid();
     if (const Value* m = machine_with_uuid(o.machines, uuid); m != nullptr) {
         n.outcome = "skipped";
         add(n, doc::Severity::Info,
@@ -397,18 +390,17 @@ void check_node(NodePlan& n, const Value& item, const render::ClusterSpec& c, co
             "AlreadyAdopted", hint_tags(n, ""));
         return;
     }
-    if (!versions_ok(n, st, c)) {
+    if (!versions_ok(n, node, c)) {
         return;
     }
-    n.role = node_role(doc::get_string(st, "facts.role"));
+    n.role = node_role(node.role());
     if (n.role.empty()) {
         refuse(n,
-               n.address + ": its role \"" + doc::get_string(st, "facts.role") +
-                   "\" is neither controlplane nor worker",
+               n.address + ": its role \"" + node.role() + "\" is neither controlplane nor worker",
                "UnknownRole", "");
         return;
     }
-    n.name = machine_name(doc::get_string(st, "identity.hostname"), uuid);
+    n.name = machine_name(node.hostname(), uuid);
     if (names.count(n.name) != 0) {
         n.name = machine_name("", uuid.empty() ? n.address : uuid);
     }
@@ -469,7 +461,7 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         std::string hint =
             "change each node as its results say, then run kubectl ichor drift --cluster " +
             o.cluster + " again";
-        tags[std::string(k_tag_hint)] = hint;
+        tags[std::string(vocab::k_tag_hint)] = hint;
         if (o.add_machine) {
             list.add_result(doc::Severity::Error,
                             "every machine is blocked (" + names_of(nodes, false) +
@@ -582,20 +574,20 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
         names.insert(doc::get_string(m, "metadata.name"));
     }
     for (const auto& item : list.items) {
-        if (item.value("kind", "") != "Inspection" ||
-            item.value("apiVersion", "") != doc::k_adopt_api) {
+        const View node(item);
+        if (!node.is_inspection()) {
             continue;
         }
         NodePlan n;
         n.inspection = &item;
-        n.address = doc::get_string(item, "spec.address", doc::get_string(item, "metadata.name"));
-        check_node(n, item, *cluster, o, names);
+        n.address = node.node();
+        check_node(n, node, *cluster, o, names);
         nodes.push_back(std::move(n));
     }
     control_plane_count(nodes, *cluster, o);
     for (auto& n : nodes) {
         if (n.outcome == "ok") {
-            analyze_node(n, *n.inspection, *cluster, o);
+            analyze_node(n, View(*n.inspection), *cluster, o);
         }
     }
     PlanSummary s;

@@ -1,5 +1,6 @@
 #include "common/stages/reclaim.h"
 
+#include "common/inspection/view.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 namespace ichor::stages {
 
 using doc::Value;
+using inspection::View;
+namespace f = inspection::field;
 
 namespace {
 
@@ -106,21 +109,21 @@ std::string host_of_url(const std::string& url) {
 }
 
 // Refuses a reset that would break the etcd quorum or end the cluster (etcd answered).
-Status check_quorum(const Value& st, const PeerHealth& peers, const AssessOptions& o,
+Status check_quorum(const View& node, const PeerHealth& peers, const AssessOptions& o,
                     const std::string& cluster_name) {
-    const Value* members = doc::find_path(st, "etcd.members");
-    const std::string self = doc::get_string(st, "etcd.status.memberID");
-    if (members == nullptr || !members->is_array() || self.empty()) {
+    const Value* members = node.etcd_members();
+    const std::string self = node.etcd_member_id();
+    if (members == nullptr || self.empty()) {
         return ok_status();
     }
     int voting = 0;
     bool self_votes = false;
     for (const auto& m : *members) {
-        if (m.value("learner", false)) {
+        if (m.value(f::member::k_learner, false)) {
             continue;
         }
         ++voting;
-        self_votes = self_votes || m.value("id", "") == self;
+        self_votes = self_votes || m.value(f::member::k_id, "") == self;
     }
     if (!self_votes) {
         return ok_status(); // a learner or not a member: its leaving changes no quorum
@@ -139,8 +142,8 @@ Status check_quorum(const Value& st, const PeerHealth& peers, const AssessOption
     int started = 0;
     std::vector<std::string> silent;
     for (const auto& m : *members) {
-        std::string id = m.value("id", "");
-        if (id == self || m.value("learner", false)) {
+        std::string id = m.value(f::member::k_id, "");
+        if (id == self || m.value(f::member::k_learner, false)) {
             continue;
         }
         auto it =
@@ -148,7 +151,7 @@ Status check_quorum(const Value& st, const PeerHealth& peers, const AssessOption
         if (it != peers.end() && it->second) {
             ++started;
         } else {
-            silent.push_back(m.value("hostname", id));
+            silent.push_back(m.value(f::member::k_hostname, id));
         }
     }
     if (started >= need) {
@@ -207,23 +210,24 @@ bool weak_uuid(const std::string& uuid, const std::string& serial, const Value& 
 
 std::vector<EtcdPeer> etcd_peers(const Value& inspection) {
     std::vector<EtcdPeer> out;
-    const Value* members = doc::find_path(inspection, "status.etcd.members");
-    const std::string self = doc::get_string(inspection, "status.etcd.status.memberID");
-    if (members == nullptr || !members->is_array()) {
+    const View node(inspection);
+    const Value* members = node.etcd_members();
+    const std::string self = node.etcd_member_id();
+    if (members == nullptr) {
         return out;
     }
     for (const auto& m : *members) {
-        std::string id = m.value("id", "");
-        if (id == self || m.value("learner", false)) {
+        std::string id = m.value(f::member::k_id, "");
+        if (id == self || m.value(f::member::k_learner, false)) {
             continue;
         }
         std::string host;
-        for (const char* key : {"peerURLs", "clientURLs"}) {
+        for (const char* key : {f::member::k_peer_urls, f::member::k_client_urls}) {
             if (host.empty() && m.contains(key) && m[key].is_array() && !m[key].empty()) {
                 host = host_of_url(m[key][0].get<std::string>());
             }
         }
-        out.push_back({id, host.empty() ? m.value("hostname", "") : host});
+        out.push_back({id, host.empty() ? m.value(f::member::k_hostname, "") : host});
     }
     return out;
 }
@@ -232,9 +236,9 @@ namespace {
 
 // Nodes reclaim cannot or must not reset: in maintenance mode, of another CA, read without
 // os:admin, or an Ichor machine.
-Status check_resettable(const Value& st, const Known& known, bool weak, const AssessOptions& o) {
+Status check_resettable(const View& node, const Known& known, bool weak, const AssessOptions& o) {
     const std::string& a = o.address;
-    if (st.value("mode", "") == "maintenance") {
+    if (node.mode() == f::mode::k_maintenance) {
         return refusal(a +
                            ": is in maintenance mode already (it runs no configuration): there is "
                            "nothing to reset; it joins cluster " +
@@ -243,7 +247,7 @@ Status check_resettable(const Value& st, const Known& known, bool weak, const As
                            ", then approve its TalosMachine",
                        "Maintenance");
     }
-    if (doc::get_string(st, "tls.outcome") == "unknownAuthority") {
+    if (node.tls_outcome() == f::tls::k_unknown_authority) {
         return refusal(a + ": its Talos API certificate is not signed by the CA of the "
                            "talosconfig: reclaim needs an os:admin talosconfig of the cluster "
                            "that configured it",
@@ -251,15 +255,15 @@ Status check_resettable(const Value& st, const Known& known, bool weak, const As
                            " --talosconfig FILE-OF-ITS-CLUSTER --cluster " + o.cluster,
                        "UnknownAuthority", ErrorKind::Config);
     }
-    const std::string access = st.value("access", "");
+    const std::string access = node.access();
     if (access.find("os:admin") == std::string::npos) {
         return refusal(a + ": a reset needs os:admin, and the talosconfig's certificate has " +
                            (access.empty() || access == "none" ? std::string("no role") : access),
                        "use an os:admin talosconfig of the node's cluster", "NotAdmin",
                        ErrorKind::Config);
     }
-    const std::string uuid = doc::get_string(st, "identity.uuid");
-    const std::string serial = doc::get_string(st, "identity.serial");
+    const std::string uuid = node.uuid();
+    const std::string serial = node.serial();
     for (const auto& m : known.machines) {
         if (approval_of(m) == "Approved" && same_machine(m, uuid, serial, weak)) {
             const std::string name = doc::get_string(m, "metadata.name");
@@ -274,12 +278,12 @@ Status check_resettable(const Value& st, const Known& known, bool weak, const As
 }
 
 // A control plane: whether the reset is graceful, or refused, from its etcd.
-Status assess_etcd(const Value& st, const PeerHealth& peers, const AssessOptions& o,
+Status assess_etcd(const View& node, const PeerHealth& peers, const AssessOptions& o,
                    Assessment& a) {
-    const std::string name = doc::get_string(st, "facts.clusterName", "(unnamed)");
-    const std::string problem = doc::get_string(st, "etcd.problem");
+    const std::string name = node.text(f::k_cluster_name, "(unnamed)");
+    const std::string problem = node.etcd_problem();
     if (problem.empty()) {
-        if (auto q = check_quorum(st, peers, o, name); !q) {
+        if (auto q = check_quorum(node, peers, o, name); !q) {
             return q;
         }
         if (o.force_ungraceful) {
@@ -311,15 +315,14 @@ Status assess_etcd(const Value& st, const PeerHealth& peers, const AssessOptions
 
 Result<Assessment> assess(const Value& item, const Known& known, const PeerHealth& peers,
                           const AssessOptions& o) {
-    const Value& st = item.contains("status") ? item["status"] : Value::object();
+    const View node(item);
     Assessment a;
-    a.weak_uuid = weak_uuid(doc::get_string(st, "identity.uuid"),
-                            doc::get_string(st, "identity.serial"), known.machines);
-    if (auto r = check_resettable(st, known, a.weak_uuid, o); !r) {
+    a.weak_uuid = weak_uuid(node.uuid(), node.serial(), known.machines);
+    if (auto r = check_resettable(node, known, a.weak_uuid, o); !r) {
         return r.error();
     }
-    const std::string id = doc::get_string(st, "facts.clusterID");
-    const std::string name = doc::get_string(st, "facts.clusterName", "(unnamed)");
+    const std::string id = node.cluster_id();
+    const std::string name = node.text(f::k_cluster_name, "(unnamed)");
     for (const auto& c : known.clusters) {
         if (!id.empty() && c.cluster_id == id) {
             a.warnings.push_back(
@@ -331,10 +334,10 @@ Result<Assessment> assess(const Value& item, const Known& known, const PeerHealt
                      " (no approved TalosMachine has its UUID, so reclaim goes on)"});
         }
     }
-    if (doc::get_string(st, "facts.role") == "worker") {
+    if (node.role() == "worker") {
         return a;
     }
-    if (auto e = assess_etcd(st, peers, o, a); !e) {
+    if (auto e = assess_etcd(node, peers, o, a); !e) {
         return e.error();
     }
     return a;
@@ -342,7 +345,7 @@ Result<Assessment> assess(const Value& item, const Known& known, const PeerHealt
 
 namespace {
 
-Value new_machine(const std::string& name, const Value& st, const RegisterOptions& o) {
+Value new_machine(const std::string& name, const View& node, const RegisterOptions& o) {
     Value m = Value::object();
     m["apiVersion"] = doc::k_ichor_api;
     m["kind"] = "TalosMachine";
@@ -352,24 +355,23 @@ Value new_machine(const std::string& name, const Value& st, const RegisterOption
     m["spec"]["cluster"] = o.cluster;
     m["spec"]["approval"] = "Pending";
     m["spec"]["address"] = o.address;
-    m["spec"]["identity"]["uuid"] = doc::get_string(st, "identity.uuid");
-    m["spec"]["identity"]["serial"] = doc::get_string(st, "identity.serial");
-    const Value* macs = doc::find_path(st, "identity.macs");
+    m["spec"]["identity"]["uuid"] = node.uuid();
+    m["spec"]["identity"]["serial"] = node.serial();
+    const Value* macs = node.macs();
     m["spec"]["identity"]["macs"] = macs != nullptr ? *macs : Value::array();
     return m;
 }
 
 // What differs between a machine's recorded identity and the node's: serial, MAC set.
-std::vector<std::string> identity_differences(const Value& m, const Value& st) {
+std::vector<std::string> identity_differences(const Value& m, const View& node) {
     std::vector<std::string> differ;
     const std::string recorded = util::trim(doc::get_string(m, "spec.identity.serial")).data();
-    const std::string read = util::trim(doc::get_string(st, "identity.serial")).data();
+    const std::string read = util::trim(node.serial()).data();
     if (recorded != read) {
         differ.push_back("serial " + in_quotes(recorded) + " recorded, " + in_quotes(read) +
                          " read");
     }
-    if (mac_set(doc::find_path(m, "spec.identity.macs")) !=
-        mac_set(doc::find_path(st, "identity.macs"))) {
+    if (mac_set(doc::find_path(m, "spec.identity.macs")) != mac_set(node.macs())) {
         differ.push_back("MAC addresses");
     }
     return differ;
@@ -380,18 +382,18 @@ std::vector<std::string> identity_differences(const Value& m, const Value& st) {
 Registration plan_registration(const Value& machines, const Value& maint,
                                const RegisterOptions& o) {
     Registration r;
-    const Value& st = maint["status"];
-    const std::string uuid = doc::get_string(st, "identity.uuid");
-    const std::string serial = doc::get_string(st, "identity.serial");
-    const std::string fp = doc::get_string(st, "tls.fingerprint");
+    const View node(maint);
+    const std::string uuid = node.uuid();
+    const std::string serial = node.serial();
+    const std::string fp = node.tls_fingerprint();
     // A UUID that is weak by itself (all zeros, a placeholder) is matched with the serial; one
     // that is only shared with another record is matched alone, so that the record is found and
     // its other serial keeps it unchanged.
     const bool weak = !uuid_weakness(uuid, serial, Value::array()).empty();
     r.status = Value::object();
     r.status["maintenanceFingerprint"] = fp;
-    r.status["discoveredDisks"] = st.contains("disks") ? st["disks"] : Value::array();
-    r.status["discoveredLinks"] = st.contains("links") ? st["links"] : Value::array();
+    r.status["discoveredDisks"] = node.disks() != nullptr ? *node.disks() : Value::array();
+    r.status["discoveredLinks"] = node.links() != nullptr ? *node.links() : Value::array();
 
     const Value* found = nullptr;
     for (const auto& m : machines) {
@@ -417,7 +419,7 @@ Registration plan_registration(const Value& machines, const Value& maint,
         }
         r.action = Registration::Action::Create;
         r.name = o.cluster + "-" + base;
-        r.machine = new_machine(r.name, st, o);
+        r.machine = new_machine(r.name, node, o);
         return r;
     }
     r.name = doc::get_string(*found, "metadata.name");
@@ -431,13 +433,14 @@ Registration plan_registration(const Value& machines, const Value& maint,
         return r;
     }
     r.old_fingerprint = doc::get_string(*found, "status.maintenanceFingerprint");
-    const std::vector<std::string> differ = identity_differences(*found, st);
+    const std::vector<std::string> differ = identity_differences(*found, node);
     if (weak || !differ.empty()) {
         r.why = "pending TalosMachine " + r.name + " was left as it is: " +
                 (weak ? std::string("the node's UUID cannot identify it")
                       : "its recorded identity differs (" + util::join(differ, "; ") + ")") +
-                "; approve it with the annotation ichor.maesh.dev/trust-maintenance-fingerprint: " +
-                fp + ", or reject it";
+                "; approve it with the annotation " +
+                std::string(vocab::k_annotation_trust_maintenance_fingerprint) + ": " + fp +
+                ", or reject it";
         return r;
     }
     if (r.old_fingerprint == fp) {
@@ -488,39 +491,38 @@ Value refresh_event(const Value& machine, const std::string& old_fp, const std::
 }
 
 std::string inspection_block(const Value& item) {
-    const Value& st = item.contains("status") ? item["status"] : Value::object();
+    const View node(item);
     auto row = [](const std::string& k, const std::string& v) {
         std::string key = k + ":";
         key.resize(std::max<size_t>(key.size(), 10), ' ');
         return "  " + key + (v.empty() ? "(unknown)" : v) + "\n";
     };
-    std::string cluster = doc::get_string(st, "facts.clusterName");
-    std::string id = doc::get_string(st, "facts.clusterID");
+    std::string cluster = node.cluster_name();
+    std::string id = node.cluster_id();
     std::string out;
     out += row("cluster", cluster + (id.empty() ? "" : " (ID " + id + ")"));
-    out += row("role", doc::get_string(st, "facts.role"));
-    out += row("hostname", doc::get_string(st, "identity.hostname"));
-    out += row("address", doc::get_string(item, "spec.address") + ":" +
-                              std::to_string(item["spec"].value("port", talos::k_apid_port)));
-    out += row("UUID", doc::get_string(st, "identity.uuid"));
-    out += row("serial", doc::get_string(st, "identity.serial"));
-    out += row("Talos", doc::get_string(st, "talosVersion"));
-    if (doc::get_string(st, "facts.role") != "worker" && st.contains("etcd")) {
-        std::string problem = doc::get_string(st, "etcd.problem");
+    out += row("role", node.role());
+    out += row("hostname", node.hostname());
+    out += row("address",
+               node.address() + ":" + std::to_string(node.port().value_or(talos::k_apid_port)));
+    out += row("UUID", node.uuid());
+    out += row("serial", node.serial());
+    out += row("Talos", node.talos_version());
+    if (node.role() != "worker" && node.has_etcd()) {
+        std::string problem = node.etcd_problem();
         std::string etcd;
         if (!problem.empty()) {
             etcd = "not running or not answering (" + etcd_reason(problem) + ")";
         } else {
-            const Value* members = doc::find_path(st, "etcd.members");
+            const Value* members = node.etcd_members();
             std::vector<std::string> names;
-            if (members != nullptr && members->is_array()) {
+            if (members != nullptr) {
                 for (const auto& m : *members) {
-                    names.push_back(m.value("hostname", m.value("id", "")));
+                    names.push_back(m.value(f::member::k_hostname, m.value(f::member::k_id, "")));
                 }
             }
             etcd = std::to_string(names.size()) + " member" + (names.size() == 1 ? "" : "s") +
-                   " (" + util::join(names, ", ") + "), this node " +
-                   doc::get_string(st, "etcd.status.memberID");
+                   " (" + util::join(names, ", ") + "), this node " + node.etcd_member_id();
         }
         out += row("etcd", etcd);
     }

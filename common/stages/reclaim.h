@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/doc/resource_list.h"
+#include "common/doc/vocabulary.h"
 #include "common/kube/client.h"
 #include "common/stages/stage.h"
 #include "common/talos/address.h"
@@ -28,7 +29,7 @@
 namespace ichor::stages {
 
 inline constexpr std::string_view k_reason_identity_refreshed = "MaintenanceIdentityRefreshed";
-inline constexpr std::string_view k_label_cluster = "ichor.maesh.dev/cluster";
+using vocab::k_label_cluster;
 inline constexpr std::string_view k_reclaim_component = "kubectl-ichor-reclaim";
 
 // A TalosCluster of the namespace and the cluster ID of its bundle ("" when unreadable).
@@ -195,7 +196,7 @@ struct ReclaimOptions {
 Outcome reclaim(doc::ResourceList& list, const ReclaimOptions& options);
 
 // The tag of the Maintenance result.
-inline constexpr std::string_view k_tag_fingerprint = "ichor.maesh.dev/fingerprint";
+inline constexpr std::string_view k_tag_fingerprint = vocab::k_tag_fingerprint;
 
 // The inspection block printed before the confirmation: cluster, role, hostname, address, UUID,
 // serial, Talos version, and an etcd row for a control plane.

@@ -1,5 +1,6 @@
 // The reclaim flow (stages::reclaim) and its network side: the node over common/talos, the
 // registry over common/kube. The decisions it calls are in reclaim.cpp.
+#include "common/inspection/view.h"
 #include "common/stages/inspect.h"
 #include "common/stages/reclaim.h"
 #include "common/stages/sources.h"
@@ -12,6 +13,8 @@
 namespace ichor::stages {
 
 using doc::Value;
+using inspection::View;
+namespace f = inspection::field;
 
 namespace {
 
@@ -46,8 +49,7 @@ std::optional<Error> first_error(const Value& results) {
             code = r["tags"].value(std::string(doc::k_tag_code), "");
         }
         ErrorKind kind = ErrorKind::Config;
-        if (code == talos::code::k_timeout || code == talos::code::k_unreachable ||
-            code == talos::code::k_unavailable || code == talos::code::k_internal) {
+        if (talos::node_gone(code) || code == talos::code::k_internal) {
             kind = ErrorKind::Unreachable;
         }
         return make_error(kind, r.value("message", ""), "", code);
@@ -111,7 +113,7 @@ struct Flow {
         Value tags = Value::object();
         tags[std::string(doc::k_tag_node)] = o.address.text;
         if (!e.hint.empty()) {
-            tags["ichor.maesh.dev/hint"] = e.hint;
+            tags[std::string(vocab::k_tag_hint)] = e.hint;
         }
         out.list.add_result(doc::Severity::Error, e.message, e.code.empty() ? "Failed" : e.code,
                             nullptr, std::move(tags));
@@ -135,8 +137,8 @@ struct Flow {
     // The typed confirmation: the UUID, and the serial number as well when the UUID is weak.
     Status confirm(const Value& item, const std::string& weakness) {
         const std::string& a = o.address.text;
-        const std::string uuid = doc::get_string(item, "status.identity.uuid");
-        const std::string serial = doc::get_string(item, "status.identity.serial");
+        const std::string uuid = View(item).uuid();
+        const std::string serial = View(item).serial();
         auto answer = [&](const std::string& given,
                           const std::string& question) -> std::optional<std::string> {
             if (!given.empty()) {
@@ -208,7 +210,7 @@ struct Flow {
         while (left() > 0) {
             auto p = node.probe_maintenance(std::min(o.call_timeout_ms, left()));
             if (p) {
-                std::string stage = doc::get_string(*p, "status.machineStatus.stage");
+                std::string stage = View(*p).machine_stage();
                 if (stage.empty() || stage == "maintenance") {
                     progress_done();
                     return p;
@@ -318,14 +320,14 @@ struct Flow {
         for (auto& r : results) {
             out.list.results.push_back(r);
         }
-        if (doc::get_string(item, "status.mode") == "unreachable") {
+        if (View(item).mode() == f::mode::k_unreachable) {
             auto e = first_error(results);
             return e ? *e
                      : make_error(ErrorKind::Unreachable, a + ": could not be read", "",
                                   "Unreachable");
         }
         PeerHealth peers;
-        if (doc::get_string(item, "status.etcd.problem").empty()) {
+        if (View(item).etcd_problem().empty()) {
             for (const auto& p : etcd_peers(item)) {
                 peers.emplace_back(p.id, !p.host.empty() && node.member_answers(p.host));
             }
@@ -341,8 +343,7 @@ struct Flow {
             warn(w);
         }
         const std::string weakness =
-            uuid_weakness(doc::get_string(item, "status.identity.uuid"),
-                          doc::get_string(item, "status.identity.serial"), known->machines);
+            uuid_weakness(View(item).uuid(), View(item).serial(), known->machines);
         if (auto c = confirm(item, weakness); !c) {
             return c.error();
         }
@@ -372,9 +373,9 @@ struct Flow {
         if (!maint) {
             return fail(maint.error());
         }
-        fingerprint = doc::get_string(*maint, "status.tls.fingerprint");
-        const std::string uuid = doc::get_string(item, "status.identity.uuid");
-        const std::string now_uuid = doc::get_string(*maint, "status.identity.uuid");
+        fingerprint = View(*maint).tls_fingerprint();
+        const std::string uuid = View(item).uuid();
+        const std::string now_uuid = View(*maint).uuid();
         if (lower(now_uuid) != lower(uuid)) {
             return fail(
                 make_error(ErrorKind::Partial,
@@ -438,7 +439,7 @@ class TalosNode final : public ReclaimNode {
         io.call_timeout_ms = timeout_ms;
         Value results = Value::array();
         Value item = inspect_node(m_d.address, io, results);
-        if (doc::get_string(item, "status.mode") == "maintenance") {
+        if (View(item).mode() == f::mode::k_maintenance) {
             return item;
         }
         if (auto e = first_error(results)) {

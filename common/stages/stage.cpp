@@ -18,10 +18,49 @@ std::optional<ErrorKind> category(const Outcome& o) {
 namespace {
 bool written_by(const doc::Value& r, std::string_view name) {
     const doc::Value* tags = doc::find_path(r, "tags");
-    return tags != nullptr && tags->is_object() &&
-           tags->value(std::string(k_tag_stage), "") == name;
+    if (tags == nullptr || !tags->is_object()) {
+        return false;
+    }
+    auto it = tags->find(std::string(k_tag_stage));
+    return it != tags->end() && it->is_string() && it->get<std::string>() == name;
 }
 } // namespace
+
+void add_folded(doc::ResourceList& list, doc::Value result, const std::string& node,
+                std::string_view from) {
+    const std::string code = result["tags"].value(std::string(vocab::k_tag_code), "");
+    doc::Value kept = doc::Value::array();
+    std::vector<std::string> folded;
+    std::size_t place = 0;
+    for (auto& r : list.results) {
+        const doc::Value* tags = doc::find_path(r, "tags");
+        bool fold = tags != nullptr && tags->is_object() && written_by(r, from) &&
+                    tags->value(std::string(vocab::k_tag_node), "") == node &&
+                    (r.value("severity", "") == "error" ||
+                     tags->value(std::string(vocab::k_tag_code), "") == code);
+        if (!fold) {
+            kept.push_back(std::move(r));
+            continue;
+        }
+        if (folded.empty()) {
+            place = kept.size();
+        }
+        folded.push_back(std::string(from) + ": " +
+                         tags->value(std::string(vocab::k_tag_code), ""));
+    }
+    if (folded.empty()) {
+        kept.push_back(std::move(result));
+        list.results = std::move(kept);
+        return;
+    }
+    std::string names;
+    for (const auto& f : folded) {
+        names += (names.empty() ? "" : ", ") + f;
+    }
+    result["tags"][std::string(vocab::k_tag_folded)] = names;
+    kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(place), std::move(result));
+    list.results = std::move(kept);
+}
 
 void drop_results_of(doc::ResourceList& list, std::string_view name) {
     doc::Value kept = doc::Value::array();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "common/doc/resource_list.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/result.h"
 
 #include <optional>
@@ -41,7 +42,7 @@ inline Outcome failed(Error e) {
 std::optional<ErrorKind> category(const Outcome& outcome);
 
 // The tag that names the stage that wrote a result.
-inline constexpr std::string_view k_tag_stage = "ichor.maesh.dev/stage";
+inline constexpr std::string_view k_tag_stage = vocab::k_tag_stage;
 
 // Runs `body` as stage `name` over `list`: first drops the results an earlier run of `name` left
 // (so a stage run again over its own output replaces its results instead of repeating them),
@@ -49,6 +50,14 @@ inline constexpr std::string_view k_tag_stage = "ichor.maesh.dev/stage";
 // replaced it.
 template <class Body>
 Outcome run_stage(std::string_view name, doc::ResourceList& list, Body&& body);
+
+// Adds `result` (a result about node `node`) as the one finding of its cause: the results that
+// stage `from` wrote about the same node, its errors and any result of the same code, are folded
+// into it. It takes the place of the first of them, the others go, and its tag
+// ichor.maesh.dev/folded names what it replaced ("inspect: UnknownAuthority"). Without such
+// results it is appended.
+void add_folded(doc::ResourceList& list, doc::Value result, const std::string& node,
+                std::string_view from);
 
 // Removes the results tagged with stage `name`; the others keep their order.
 void drop_results_of(doc::ResourceList& list, std::string_view name);

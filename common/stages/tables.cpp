@@ -1,5 +1,6 @@
 #include "common/stages/tables.h"
 
+#include "common/inspection/view.h"
 #include "common/util/strings.h"
 
 namespace ichor::stages {
@@ -11,15 +12,15 @@ std::string or_dash(std::string s) {
     return s.empty() ? "-" : s;
 }
 
-std::string etcd_cell(const Value& st) {
-    const Value* e = doc::find_path(st, "etcd");
-    if (e == nullptr) {
+std::string etcd_cell(const inspection::View& node) {
+    if (!node.has_etcd()) {
         return "-";
     }
-    if (!e->value("problem", "").empty()) {
+    if (!node.etcd_problem().empty()) {
         return "problem";
     }
-    size_t n = e->value("members", Value::array()).size();
+    const Value* members = node.etcd_members();
+    size_t n = members != nullptr ? members->size() : 0;
     return std::to_string(n) + (n == 1 ? " member" : " members");
 }
 } // namespace
@@ -27,7 +28,7 @@ std::string etcd_cell(const Value& st) {
 std::string inspection_table(const doc::ResourceList& list, bool /*color*/) {
     bool trust = false;
     for (const auto& item : list.items) {
-        trust = trust || doc::find_path(item, "status.trust") != nullptr;
+        trust = trust || inspection::View(item).has_trust();
     }
     std::vector<std::vector<std::string>> rows;
     rows.push_back(
@@ -37,24 +38,24 @@ std::string inspection_table(const doc::ResourceList& list, bool /*color*/) {
     }
     int others = 0;
     for (const auto& item : list.items) {
-        if (item.value("kind", "") != "Inspection") {
+        const inspection::View node(item);
+        if (node.kind() != inspection::field::k_inspection) {
             ++others;
             continue;
         }
-        const Value& st = item.contains("status") ? item["status"] : Value::object();
         std::vector<std::string> row = {
-            item["metadata"].value("name", ""),
-            or_dash(st.value("mode", "")),
-            or_dash(doc::get_string(st, "tls.outcome")),
-            or_dash(st.value("talosVersion", "")),
-            or_dash(doc::get_string(st, "facts.role")),
-            or_dash(doc::get_string(st, "facts.clusterName")),
-            or_dash(doc::get_string(st, "identity.hostname")),
-            or_dash(doc::get_string(st, "identity.uuid")),
-            etcd_cell(st),
+            node.name(),
+            or_dash(node.mode()),
+            or_dash(node.tls_outcome()),
+            or_dash(node.talos_version()),
+            or_dash(node.role()),
+            or_dash(node.cluster_name()),
+            or_dash(node.hostname()),
+            or_dash(node.uuid()),
+            etcd_cell(node),
         };
         if (trust) {
-            row.push_back(or_dash(doc::get_string(st, "trust.verdict")));
+            row.push_back(or_dash(node.trust_verdict()));
         }
         rows.push_back(std::move(row));
     }

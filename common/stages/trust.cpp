@@ -1,7 +1,10 @@
 #include "common/stages/trust.h"
 
+#include "common/inspection/view.h"
 #include "common/util/pem.h"
 #include "common/util/strings.h"
+
+#include <optional>
 
 namespace ichor::stages {
 
@@ -29,27 +32,29 @@ struct Verdict {
     std::string name;
     std::string message;
     std::string hint;
+    std::optional<bool> cluster_id; // the node's cluster ID is the bundle's, once it was compared
+    std::optional<bool> talos_ca;   // the same for the Talos API CA
 };
 
-Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o, Value& trust) {
-    const std::string address =
-        doc::get_string(item, "spec.address", doc::get_string(item, "metadata.name"));
-    const Value& st = item.contains("status") ? item["status"] : Value::object();
-    const std::string mode = st.value("mode", "");
-    const std::string tls = doc::get_string(st, "tls.outcome");
-    const std::string tc_path = doc::get_string(item, "spec.talosconfig.path");
+namespace f = inspection::field;
+
+Verdict judge(const inspection::View& node, const bundle::Bundle& b, const TrustOptions& o) {
+    const std::string address = node.node();
+    const std::string mode = node.mode();
+    const std::string tls = node.tls_outcome();
+    const std::string tc_path = node.talosconfig_path();
     const std::string reclaim = other_cluster_hint(address, tc_path, o.cluster);
     const std::string both =
         " (kubectl ichor adopt --cluster " + o.cluster + " --add-machine " + address +
         " is for a machine in this cluster's PKI; a machine of another cluster is reset and "
         "added with kubectl ichor reclaim)";
 
-    if (mode == "unreachable" || mode.empty()) {
+    if (mode == f::mode::k_unreachable || mode.empty()) {
         return {"Unreachable",
                 address + ": not checked: the node could not be read (see its inspect result)",
                 "kubectl ichor inspect " + address + " --talosconfig FILE"};
     }
-    if (mode == "maintenance") {
+    if (mode == f::mode::k_maintenance) {
         return {"Maintenance",
                 address +
                     ": is in maintenance mode (it runs no configuration); it is not adopted: "
@@ -58,7 +63,7 @@ Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o,
                 "add " + address + " to spec.discovery.addresses of TalosCluster " + o.cluster +
                     ", then approve its TalosMachine: kubectl get talosmachines -n " + o.ns};
     }
-    if (tls == "unknownAuthority") {
+    if (tls == f::tls::k_unknown_authority) {
         return {"UnknownAuthority",
                 address +
                     ": its Talos API certificate is not signed by the CA of the talosconfig: "
@@ -69,25 +74,24 @@ Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o,
                     ", inspect it again with a talosconfig of " + o.cluster +
                     ": kubectl ichor credentials " + o.cluster + ")"};
     }
-    const std::string id = doc::get_string(st, "facts.clusterID");
-    const std::string name = doc::get_string(st, "facts.clusterName");
-    const std::string ca = doc::get_string(st, "facts.talosCA");
+    const std::string id = node.cluster_id();
+    const std::string name = node.cluster_name();
+    const std::string ca = node.talos_ca();
     bool id_ok = !id.empty() && id == b.cluster_id;
     // The CA is known from the configuration; a reader certificate cannot read that, but a TLS
     // handshake verified against the bundle's CA proves the same.
     bool ca_ok = false;
     if (!ca.empty()) {
         ca_ok = normalise_pem(ca) == normalise_pem(b.os_ca_pem());
-    } else if (tls == "verified") {
+    } else if (tls == f::tls::k_verified) {
         auto bundle_fp = util::certificate_fingerprint(b.os_ca_pem());
-        ca_ok = bundle_fp && *bundle_fp == doc::get_string(item, "spec.talosconfig.caFingerprint");
+        ca_ok = bundle_fp && *bundle_fp == node.talosconfig_ca_fingerprint();
     }
-    trust["clusterID"] = id_ok;
-    trust["talosCA"] = ca_ok;
     if (id.empty()) {
         return {"Unknown",
                 address + ": its cluster ID could not be read, so its membership is unknown",
-                "inspect it with an os:admin talosconfig: kubectl ichor credentials " + o.cluster};
+                "inspect it with an os:admin talosconfig: kubectl ichor credentials " + o.cluster,
+                id_ok, ca_ok};
     }
     if (!id_ok || !ca_ok) {
         std::string who = name.empty() ? "another cluster" : "cluster \"" + name + "\"";
@@ -96,9 +100,9 @@ Verdict judge(const Value& item, const bundle::Bundle& b, const TrustOptions& o,
         return {"OtherCluster",
                 address + ": belongs to " + who + ", not to \"" + o.cluster + "\" (" + why +
                     "); nothing was written" + both,
-                reclaim};
+                reclaim, id_ok, ca_ok};
     }
-    return {"Member", {}, {}};
+    return {std::string(f::verdict::k_member), {}, {}, id_ok, ca_ok};
 }
 
 } // namespace
@@ -107,26 +111,30 @@ Outcome check_trust(doc::ResourceList& list, const TrustOptions& o) {
     return run_stage("trustcheck", list, [&] {
         Outcome out;
         for (auto& item : list.items) {
-            if (item.value("kind", "") != "Inspection" ||
-                item.value("apiVersion", "") != doc::k_adopt_api) {
+            const inspection::View node(item);
+            if (!node.is_inspection()) {
                 continue;
             }
-            Value trust = Value::object();
-            Verdict v = judge(item, *o.bundle, o, trust);
-            Value ordered = Value::object();
-            ordered["verdict"] = v.name;
-            ordered["cluster"] = o.cluster;
-            for (auto it = trust.begin(); it != trust.end(); ++it) {
-                ordered[it.key()] = it.value();
+            Verdict v = judge(node, *o.bundle, o);
+            // A trust of an earlier check is replaced, in its place.
+            inspection::put(item, f::k_trust) = Value::object();
+            inspection::put(item, f::k_trust_verdict) = v.name;
+            inspection::put(item, f::k_trust_cluster) = o.cluster;
+            if (v.cluster_id) {
+                inspection::put(item, f::k_trust_cluster_id) = *v.cluster_id;
+                inspection::put(item, f::k_trust_talos_ca) = *v.talos_ca;
             }
-            item["status"]["trust"] = std::move(ordered);
-            if (v.name != "Member") {
+            if (v.name != f::verdict::k_member) {
                 ++out.stopped;
                 Value tags = Value::object();
-                tags[std::string(doc::k_tag_node)] = doc::get_string(item, "spec.address");
-                tags["ichor.maesh.dev/hint"] = v.hint;
-                list.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name,
-                                &item, tags);
+                tags[std::string(doc::k_tag_node)] = node.address();
+                tags[std::string(vocab::k_tag_hint)] = v.hint;
+                // The node's own findings from inspect (its unknown authority, its silence)
+                // are this verdict's cause: one finding, not two.
+                doc::ResourceList one;
+                one.add_result(doc::Severity::Error, v.message + "; hint: " + v.hint, v.name, &item,
+                               tags);
+                add_folded(list, std::move(one.results[0]), node.address(), "inspect");
             }
         }
         return out;

@@ -82,6 +82,10 @@ Class classify(const CallFailure& f) {
 
 } // namespace
 
+bool node_gone(std::string_view c) {
+    return c == code::k_timeout || c == code::k_unreachable || c == code::k_unavailable;
+}
+
 Error classify_failure(std::string_view label, std::string_view method, const CallFailure& failure,
                        std::int64_t timeout_ms) {
     if (failure.code == grpc::StatusCode::DEADLINE_EXCEEDED) {

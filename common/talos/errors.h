@@ -26,6 +26,12 @@ inline constexpr std::string_view k_internal = "Internal";
 inline constexpr std::string_view k_fingerprint_mismatch = "FingerprintMismatch";
 } // namespace code
 
+// True for the codes after which a node is taken as gone (Timeout, Unreachable, Unavailable): it
+// did not answer, or its API answers nothing but UNAVAILABLE. What is left of its reading is not
+// asked for, and it counts as unreachable. A node that failed one call (Internal,
+// PermissionDenied, UnknownAuthority, ...) is not gone.
+bool node_gone(std::string_view code);
+
 // The gRPC status of a failed call; `code` is a grpc::StatusCode value.
 struct CallFailure {
     int code = 0;

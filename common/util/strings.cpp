@@ -156,10 +156,13 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
                (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
             ++i;
         }
-        if (start == i) {
+        std::string_view number = text.substr(start, i - start);
+        // std::stod throws on "." and reads "1.2.3" as 1.2: one point at most, and a digit.
+        if (std::count(number.begin(), number.end(), '.') > 1 ||
+            number.find_first_of("0123456789") == std::string_view::npos) {
             return std::nullopt;
         }
-        double n = std::stod(std::string(text.substr(start, i - start)));
+        double n = std::stod(std::string(number));
         size_t ustart = i;
         while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) {
             ++i;

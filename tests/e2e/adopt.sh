@@ -75,6 +75,11 @@ run labb "$A" --cluster prod --add-machine "$B" --talosconfig "$TC" --yes
 expect_eq "lab-b: exit 1" "$(rc labb)" 1
 expect_contains "lab-b: names reclaim" "$(out labb)" "kubectl ichor reclaim $B"
 expect_eq "lab-b: nothing written" "$(objects)" "$before"
+# One finding per cause: inspect's unknown authority is folded into trustcheck's refusal, and the
+# plan's own refusal is the one "nothing was written".
+expect_eq "lab-b: one unknown-authority finding" "$(out labb | grep -c 'is not signed by the CA of')" 1
+expect_eq "lab-b: it folds inspect's" "$(out labb | grep -c 'ichor.maesh.dev/folded: "inspect: UnknownAuthority"')" 1
+expect_eq "lab-b: one nothing-was-written, on stdout" "$(cat "$OUT/labb.out" "$OUT/labb.err" | grep -c 'nothing was written')" 1
 
 # E2: a control plane while spec.controlPlane.count is 1: refused before any write; then adopted.
 run e2 "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes

@@ -2,6 +2,7 @@
 // usage errors from parse_tool, and each group's values and refusals.
 #include "common/cli/errors.h"
 #include "common/cli/flags.h"
+#include "common/util/version.h"
 
 #include <catch2/catch.hpp>
 
@@ -92,7 +93,7 @@ TEST_CASE("parse_tool: --version gives the version line", "[cli][flags]") {
     auto p = parse_thing({"--version", "x"});
     REQUIRE(p.ok());
     CHECK_FALSE(p->options);
-    CHECK(p->text == "kubectl-ichor-thing 0.1.0\n");
+    CHECK(p->text == "kubectl-ichor-thing " + std::string(util::k_version) + "\n");
     CHECK(cli::version_text(k_info) == p->text);
 }
 
@@ -128,12 +129,12 @@ TEST_CASE("output flags: yaml by default; an unknown -o lists the allowed values
     CHECK(j->format == "table");
     CHECK(j->jq == ".items[0]");
 
-    for (const char* f : {"yaml", "json", "table"}) {
+    for (const char* f : {"yaml", "json", "table", "objects"}) {
         CHECK(cli::to_output_options(parsed({"--output", f})).ok());
     }
     auto bad = cli::to_output_options(parsed({"-o", "xml"}));
     REQUIRE_FALSE(bad.ok());
-    check_usage(bad.error(), "unknown output format \"xml\"; allowed: yaml, json, table");
+    check_usage(bad.error(), "unknown output format \"xml\"; allowed: yaml, json, table, objects");
 }
 
 TEST_CASE("input flags: -f FILE, or stdin", "[cli][flags]") {

@@ -1,10 +1,11 @@
-// The plan fixture shared by the tests of the stages that plan (test_drift_plan.cpp) and of the
+// The plan fixture shared by the tests of the stages that plan (test_stages_plan.cpp) and of the
 // hold's zero-drift check (test_stages_hold.cpp): the TalosCluster "prod" and its secrets bundle
 // of the render's golden data (tests/golden/render), and Inspections as trustcheck leaves them,
 // each carrying one of the golden configurations.
 #pragma once
 
 #include "common/bundle/bundle.h"
+#include "common/inspection/fields.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/plan.h"
 #include "common/util/files.h"
@@ -58,7 +59,7 @@ struct PlanFixture {
                                              {"serial", "S"},
                                              {"macs", doc::Value::array({"02:00:00:00:00:01"})},
                                              {"hostname", hostname}};
-        v["status"]["facts"] = machineconfig::facts_to_value(facts);
+        inspection::put_facts(v, facts);
         v["status"]["config"] = machineconfig::digest_secrets(*docs);
         v["status"]["trust"] = doc::Value{
             {"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};

@@ -99,3 +99,31 @@ TEST_CASE("a rotation under way refuses the bundle Secret", "[bundle]") {
     CHECK(r.error().code == "RotationInProgress");
     CHECK(r.error().kind == ErrorKind::Findings);
 }
+
+TEST_CASE("a refusal folds the node's own findings from inspect into one", "[stages][trust]") {
+    auto b = make_bundle();
+    doc::ResourceList list;
+    list.items.push_back(inspection("10.0.0.3", "configured", "unknownAuthority", "", "", ""));
+    list.items.push_back(inspection("10.0.0.4", "configured", "verified", "prod-id", k_ca, "prod"));
+    auto from_inspect = [](const std::string& node, const std::string& code, doc::Severity sev) {
+        Value tags = {{"ichor.maesh.dev/node", node}, {"ichor.maesh.dev/stage", "inspect"}};
+        doc::ResourceList one;
+        one.add_result(sev, node + ": said by inspect", code, nullptr, tags);
+        return one.results[0];
+    };
+    list.results.push_back(from_inspect("10.0.0.3", "UnknownAuthority", doc::Severity::Error));
+    list.results.push_back(from_inspect("10.0.0.4", "PermissionDenied", doc::Severity::Warning));
+    list.results.push_back(from_inspect("10.0.0.3", "Timings", doc::Severity::Info));
+
+    stages::Outcome out = stages::check_trust(list, {&b, "prod", "ichor-system"});
+    CHECK(out.stopped == 1);
+    REQUIRE(list.results.size() == 3);
+    // The refusal takes the place of inspect's finding of the same cause...
+    CHECK(code_of(list.results[0]) == "UnknownAuthority");
+    CHECK(list.results[0]["tags"]["ichor.maesh.dev/stage"] == "trustcheck");
+    CHECK(list.results[0]["tags"]["ichor.maesh.dev/folded"] == "inspect: UnknownAuthority");
+    CHECK(list.results[0]["message"].get<std::string>().find("hint: ") != std::string::npos);
+    // ... and another node's finding, or an unrelated info, stays as it was.
+    CHECK(code_of(list.results[1]) == "PermissionDenied");
+    CHECK(code_of(list.results[2]) == "Timings");
+}

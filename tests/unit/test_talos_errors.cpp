@@ -86,3 +86,25 @@ TEST_CASE("a pin mismatch names both fingerprints", "[talos]") {
     CHECK(e.message == "10.0.0.31: server certificate fingerprint GOT= does not match the pinned "
                        "WANT1=, WANT2= (Version)");
 }
+
+TEST_CASE("a node is gone when it did not answer or its API is unavailable, not when a call failed",
+          "[talos]") {
+    CHECK(node_gone(classify(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded").code));
+    CHECK(node_gone(classify(grpc::StatusCode::UNAVAILABLE,
+                             "failed to connect to all addresses; last error: "
+                             "UNKNOWN: ipv4:10.0.0.21:50000: Connection refused")
+                        .code));
+    CHECK(node_gone(classify(grpc::StatusCode::UNAVAILABLE, "Socket closed").code));
+    for (auto c : {grpc::StatusCode::INTERNAL, grpc::StatusCode::PERMISSION_DENIED,
+                   grpc::StatusCode::NOT_FOUND, grpc::StatusCode::UNIMPLEMENTED}) {
+        CHECK_FALSE(node_gone(classify(c, "no").code));
+    }
+    CHECK_FALSE(node_gone(
+        classify(
+            grpc::StatusCode::UNAVAILABLE,
+            "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.21:50000: "
+            "Ssl handshake failed: SSL_ERROR_SSL: error:1000007d:SSL routines:OPENSSL_internal:"
+            "CERTIFICATE_VERIFY_FAILED: certificate verify failed")
+            .code));
+    CHECK_FALSE(node_gone(""));
+}

@@ -45,7 +45,7 @@ TEST_CASE("adopt: every usage error is one line and exit 2", "[tools][adopt]") {
                       "--timeout is not a duration");
     test::check_usage(k_run, k_verb,
                       {"--cluster", "prod", "--add-machine", "10.0.0.21", "-o", "xml"},
-                      "unknown output format \"xml\"; allowed: yaml, json, table");
+                      "unknown output format \"xml\"; allowed: yaml, json, table, objects");
     test::check_usage(k_run, k_verb, {"--cluster", "prod", "--add-machine"},
                       "Option \u2018add-machine\u2019 is missing an argument", "see --help");
 }

@@ -36,7 +36,7 @@ TEST_CASE("drift: every usage error is one line and exit 2", "[tools][driftclass
         "--cluster-file needs --secrets-bundle FILE (offline, the bundle Secret is not read)",
         offline);
     test::check_usage(k_run, k_verb, {"--cluster", "prod", "-o", "tabel"},
-                      "unknown output format \"tabel\"; allowed: yaml, json, table");
+                      "unknown output format \"tabel\"; allowed: yaml, json, table, objects");
     test::check_usage(k_run, k_verb, {"--cluster", "prod", "--recover-secrets"},
                       "Option \u2018recover-secrets\u2019 does not exist", "see --help");
 }

@@ -36,7 +36,7 @@ TEST_CASE("hold: every usage error is one line and exit 2", "[tools][hold]") {
     test::check_usage(k_run, k_verb, {"release", "--cluster", "prod", "--timeout", "later"},
                       "--timeout is not a duration");
     test::check_usage(k_run, k_verb, {"apply", "-o", "xml"},
-                      "unknown output format \"xml\"; allowed: yaml, json, table");
+                      "unknown output format \"xml\"; allowed: yaml, json, table, objects");
     test::check_usage(k_run, k_verb, {"release", "--cluster", "prod", "--concurrency", "2000"},
                       "--concurrency must be between 1 and 1024");
     test::check_usage(k_run, k_verb, {"apply", "--recover-secrets"},

@@ -30,7 +30,7 @@ TEST_CASE("inspect: every usage error is one line and exit 2", "[tools][inspect]
     test::check_usage(k_run, k_verb, {"10.0.0.21", "-f", "saved.yaml"},
                       "give addresses or -f FILE, not both");
     test::check_usage(k_run, k_verb, {"10.0.0.21", "-o", "wide"},
-                      "unknown output format \"wide\"; allowed: yaml, json, table");
+                      "unknown output format \"wide\"; allowed: yaml, json, table, objects");
     test::check_usage(k_run, k_verb, {"10.0.0.21", "--call-timeout", "soon"},
                       "--call-timeout: \"soon\" is not a duration such as 20s, 500ms or 1m");
     test::check_usage(k_run, k_verb, {"10.0.0.21", "--concurrency", "0"},

@@ -36,7 +36,7 @@ TEST_CASE("reclaim: every usage error is one line and exit 2", "[tools][reclaim]
     test::check_usage(k_run, k_verb, {"10.0.0.21", "--cluster", "prod", "--call-timeout", "x"},
                       "--call-timeout: \"x\" is not a duration such as 20s, 500ms or 1m");
     test::check_usage(k_run, k_verb, {"10.0.0.21", "--cluster", "prod", "-o", "xml"},
-                      "unknown output format \"xml\"; allowed: yaml, json, table");
+                      "unknown output format \"xml\"; allowed: yaml, json, table, objects");
     test::check_usage(k_run, k_verb, {"10.0.0.21", "--cluster", "prod", "--yes"},
                       "Option \u2018yes\u2019 does not exist", "see --help");
 }

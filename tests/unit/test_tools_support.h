@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/cli/errors.h"
+#include "common/util/version.h"
 #include "test_cli_support.h"
 
 #include <catch2/catch.hpp>
@@ -46,7 +47,7 @@ inline void check_help(cli::RunFn run, std::string_view verb, const std::string&
     }
 }
 
-// --version: "kubectl-ichor-VERB VERSION", the project's version, whatever else is given.
+// --version: "kubectl-ichor-VERB VERSION" (the project's version), whatever else is given.
 inline void check_version(cli::RunFn run, std::string_view verb,
                           const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args{"--version"};
@@ -54,7 +55,8 @@ inline void check_version(cli::RunFn run, std::string_view verb,
     Ran r = run_tool(run, verb, args);
     CHECK(r.rc == 0);
     CHECK(r.err.empty());
-    CHECK(r.out == "kubectl-ichor-" + std::string(verb) + " " ICHOR_VERSION "\n");
+    CHECK(r.out ==
+          "kubectl-ichor-" + std::string(verb) + " " + std::string(util::k_version) + "\n");
 }
 
 } // namespace ichor::test

@@ -35,7 +35,7 @@ TEST_CASE("trustcheck: every usage error is one line and exit 2", "[tools][trust
                        "--recover-from", "10.0.0.11"},
                       "give --secrets-bundle or --recover-secrets, not both");
     test::check_usage(k_run, k_verb, {"--cluster", "prod", "-o", "xml"},
-                      "unknown output format \"xml\"; allowed: yaml, json, table");
+                      "unknown output format \"xml\"; allowed: yaml, json, table, objects");
     test::check_usage(k_run, k_verb, {"--cluster", "prod", "--call-timeout", "0s"},
                       "--call-timeout: \"0s\" is not a duration such as 20s, 500ms or 1m");
 }

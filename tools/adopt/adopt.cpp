@@ -4,6 +4,7 @@
 #include "common/cli/output.h"
 #include "common/cli/progress.h"
 #include "common/cli/run.h"
+#include "common/doc/vocabulary.h"
 #include "common/stages/hold.h"
 #include "common/stages/inspect.h"
 #include "common/stages/objects.h"
@@ -250,6 +251,19 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     return release;
 }
 
+// The plan already refuses the whole run in a result of its own (NothingWritten, NothingToAdopt):
+// a second "nothing was written" line would say the same thing again.
+bool refused_whole(const doc::ResourceList& plan) {
+    for (const auto& r : plan.results) {
+        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
+        if (r.value("severity", "") == "error" &&
+            (code == "NothingWritten" || code == "NothingToAdopt")) {
+            return true;
+        }
+    }
+    return false;
+}
+
 stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (o.explain) {
         s.out << explain(o);
@@ -267,6 +281,10 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (o.plan_only || plan.has_errors()) {
         if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
             return stages::failed(st.error());
+        }
+        if (!o.plan_only && refused_whole(plan)) {
+            planned.done = 0; // nothing was written, as the plan's own refusal says
+            return planned;
         }
         if (!o.plan_only) {
             return stages::failed(make_error(

@@ -78,7 +78,7 @@ namespace {
 Result<std::vector<std::string>> control_plane_endpoints(kube::Client& k,
                                                          const std::string& cluster) {
     auto list = k.list(kube::ichor_path("talosmachines", k.ns()),
-                       {.label_selector = "ichor.maesh.dev/cluster=" + cluster});
+                       {.label_selector = vocab::cluster_selector(cluster)});
     if (!list) {
         return list.error();
     }

@@ -18,7 +18,7 @@ const cli::ToolInfo k_info{
     "drift",
     "Plan the adoption of trusted nodes: the objects to create, and each node's drift by class.",
     "kubectl ichor drift --cluster NAME [-n NS] [-f FILE|-] [--secrets-bundle FILE]\n"
-    "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table]",
+    "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table|objects]",
     "Reads Inspections checked by kubectl ichor trustcheck and renders each node's configuration\n"
     "from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's "
     "version\n"
@@ -35,11 +35,13 @@ const cli::ToolInfo k_info{
     "and machines are read from the Kubernetes API, or offline from --cluster-file and\n"
     "--patches-file (TalosConfigPatch and TalosMachine objects) with --secrets-bundle.\n"
     "--add-machine words the outcome as kubectl ichor adopt --add-machine does: a run with no\n"
-    "writable machine is refused.\n",
+    "writable machine is refused. -o objects prints the planned objects alone, as a v1 List for\n"
+    "kubectl diff and kubectl apply; the refusals are then printed on stderr.\n",
     "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod "
     "\\\n"
     "      | kubectl ichor drift --cluster prod > plan.yaml\n"
     "  kubectl ichor drift --cluster prod -f trusted.yaml -o table\n"
+    "  kubectl ichor drift --cluster prod -f trusted.yaml -o objects | kubectl diff -f -\n"
     "  kubectl ichor drift --cluster prod -f trusted.yaml --cluster-file prod.yaml \\\n"
     "      --patches-file patches.yaml --secrets-bundle prod-secrets.yaml\n",
 };

@@ -17,8 +17,8 @@ const cli::ToolInfo k_info{
     "Read Talos nodes over their API: identity, configuration (secrets digested), facts, etcd, "
     "volumes.",
     "kubectl ichor inspect ADDRESS... [--talosconfig FILE] [--context NAME] [--call-timeout 20s]\n"
-    "      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table] [--jq "
-    "EXPR]\n"
+    "      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table|objects]\n"
+    "      [--jq EXPR]\n"
     "  kubectl ichor inspect -f INSPECTIONS.yaml -o table",
     "ADDRESS is host or host:port (port 50000 by default); each node is dialled directly with the\n"
     "talosconfig's credential (--talosconfig, else $TALOSCONFIG, else ~/.talos/config). Every "

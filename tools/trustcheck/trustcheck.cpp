@@ -16,8 +16,8 @@ const cli::ToolInfo k_info{
     "trustcheck",
     "Check that each inspected node carries the cluster's CAs: its cluster ID and Talos API CA.",
     "kubectl ichor trustcheck --cluster NAME [-n NS] [--secrets-bundle FILE |\n"
-    "      --recover-secrets --recover-from ADDRESS --talosconfig FILE] [-f FILE|-] [-o "
-    "yaml|json|table]",
+    "      --recover-secrets --recover-from ADDRESS --talosconfig FILE] [-f FILE|-]\n"
+    "      [-o yaml|json|table|objects]",
     "Reads Inspections (from kubectl ichor inspect) and adds status.trust to each. The bundle is\n"
     "--secrets-bundle FILE, or rebuilt from a control plane's configuration with "
     "--recover-secrets\n"

@@ -1,6 +1,7 @@
 // The plan stage (common/stages/plan.h) that kubectl ichor drift runs: Inspections in, the
 // objects to create and the drift as results out.
 #include "common/cli/errors.h"
+#include "common/inspection/fields.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/render/render.h"
 #include "common/stages/plan.h"
