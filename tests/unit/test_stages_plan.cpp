@@ -6,6 +6,7 @@
 #include "common/render/render.h"
 #include "common/stages/plan.h"
 #include "common/util/files.h"
+#include "test_plan_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -14,59 +15,7 @@ using doc::Value;
 
 namespace {
 
-const std::string k_dir = std::string(ICHOR_SOURCE_DIR) + "/tests/golden/render";
-
-std::string read(const std::string& path) {
-    auto t = util::read_file(path);
-    REQUIRE(t.ok());
-    return *t;
-}
-
-struct Fixture {
-    Value cluster;
-    bundle::Bundle bundle;
-
-    Fixture() {
-        auto c = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
-        REQUIRE(c.ok());
-        cluster = (*c)["clusters"]["prod"];
-        auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
-        REQUIRE(b.ok());
-        bundle = *b;
-    }
-
-    // An Inspection as trustcheck leaves it, for the golden configuration `config`.
-    Value inspection(const std::string& address, const std::string& hostname,
-                     const std::string& config, const std::string& talos = "v1.13.9") {
-        auto docs = doc::parse_documents(read(k_dir + "/expected/" + config + ".yaml"), config);
-        REQUIRE(docs.ok());
-        machineconfig::Config cfg{*docs};
-        auto facts = machineconfig::extract_facts(cfg);
-        Value v = Value::object();
-        v["apiVersion"] = std::string(doc::k_adopt_api);
-        v["kind"] = "Inspection";
-        v["metadata"]["name"] = address;
-        v["spec"]["address"] = address;
-        v["spec"]["port"] = 50000;
-        v["status"]["mode"] = "configured";
-        v["status"]["talosVersion"] = talos;
-        v["status"]["identity"] = Value{{"uuid", "UUID-" + hostname},
-                                        {"serial", "S"},
-                                        {"macs", Value::array({"02:00:00:00:00:01"})},
-                                        {"hostname", hostname}};
-        inspection::put_facts(v, facts);
-        v["status"]["config"] = machineconfig::digest_secrets(*docs);
-        v["status"]["trust"] = Value{
-            {"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};
-        return v;
-    }
-
-    stages::Outcome run(doc::ResourceList& list, std::vector<Value> machines = {},
-                        std::vector<Value> patches = {}, bool add_machine = false) {
-        return stages::plan(list, {"prod", "ichor-system", add_machine, &cluster, &bundle,
-                                   std::move(patches), std::move(machines)});
-    }
-};
+using Fixture = test::PlanFixture;
 
 std::vector<std::string> codes(const doc::ResourceList& l) {
     std::vector<std::string> out;

@@ -1,0 +1,742 @@
+// The hold stages (common/stages/hold.h): apply, release and abort over a fake IchorObjects that
+// keeps the objects in memory and records every call, and a fake node read for the zero-drift
+// check; the plans come from the plan stage over the render's golden data (test_plan_support.h).
+#include "common/cli/errors.h"
+#include "common/stages/hold.h"
+#include "test_kube_support.h"
+#include "test_plan_support.h"
+
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+using namespace ichor;
+using doc::Value;
+
+namespace {
+
+const std::string k_now = "2025-03-04T05:06:07Z";
+
+// One call on the fake, in the order made.
+struct Call {
+    std::string verb;   // list, get, create, merge_patch, remove
+    std::string plural; // talosmachines, talosconfigpatches
+    std::string name;   // the object's name (list: the label selector)
+    Value body;         // create: the object; merge_patch: the patch; remove: the uid
+};
+
+// The Ichor objects of one namespace, in memory, in the order they were made. create refuses an
+// object that exists (AlreadyExists); get, merge_patch and remove refuse one that does not
+// (NotFound). A failure can be injected for any "VERB PLURAL/NAME". The controller is faked too:
+// a TalosMachine whose hold is removed becomes Ready, unless its name is in `never_ready`.
+class FakeObjects final : public stages::IchorObjects {
+  public:
+    std::vector<std::pair<std::string, Value>> objects; // plural, object
+    std::vector<Call> calls;
+    std::map<std::string, Error> fail;
+    std::set<std::string> never_ready;
+
+    [[nodiscard]] const std::string& ns() const override { return m_ns; }
+
+    void add(const std::string& plural, Value obj) {
+        obj["metadata"]["namespace"] = m_ns;
+        obj["metadata"]["uid"] = "uid-" + doc::get_string(obj, "metadata.name");
+        objects.emplace_back(plural, std::move(obj));
+    }
+    Value* find(const std::string& plural, const std::string& name) {
+        for (auto& [p, o] : objects) {
+            if (p == plural && doc::get_string(o, "metadata.name") == name) {
+                return &o;
+            }
+        }
+        return nullptr;
+    }
+    // The calls that change something, as "VERB PLURAL/NAME".
+    [[nodiscard]] std::vector<std::string> writes() const {
+        std::vector<std::string> out;
+        for (const auto& c : calls) {
+            if (c.verb == "create" || c.verb == "merge_patch" || c.verb == "remove") {
+                out.push_back(c.verb + " " + c.plural + "/" + c.name);
+            }
+        }
+        return out;
+    }
+
+    Result<std::vector<Value>> list(std::string_view plural,
+                                    const std::string& label_selector) override {
+        calls.push_back({"list", std::string(plural), label_selector, {}});
+        if (auto e = injected("list", plural, label_selector)) {
+            return *e;
+        }
+        std::string key = label_selector.substr(0, label_selector.find('='));
+        std::string want = label_selector.empty() ? "" : label_selector.substr(key.size() + 1);
+        std::vector<Value> out;
+        for (const auto& [p, o] : objects) {
+            const Value* labels = doc::find_path(o, "metadata.labels");
+            bool match =
+                label_selector.empty() || (labels != nullptr && labels->value(key, "") == want);
+            if (p == plural && match) {
+                out.push_back(o);
+            }
+        }
+        return out;
+    }
+    Result<Value> get(std::string_view plural, const std::string& ns,
+                      const std::string& name) override {
+        calls.push_back({"get", std::string(plural), name, {}});
+        if (auto e = injected("get", plural, name)) {
+            return *e;
+        }
+        Value* o = ns == m_ns ? find(std::string(plural), name) : nullptr;
+        if (o == nullptr) {
+            return not_found(plural, name);
+        }
+        return *o;
+    }
+    Result<Value> create(std::string_view plural, const std::string& ns,
+                         const Value& obj) override {
+        std::string name = doc::get_string(obj, "metadata.name");
+        calls.push_back({"create", std::string(plural), name, obj});
+        if (auto e = injected("create", plural, name)) {
+            return *e;
+        }
+        REQUIRE(ns == m_ns);
+        if (find(std::string(plural), name) != nullptr) {
+            return make_error(ErrorKind::Config,
+                              std::string(plural) + " \"" + name + "\" already exists", "",
+                              "AlreadyExists");
+        }
+        add(std::string(plural), obj);
+        return objects.back().second;
+    }
+    Result<Value> merge_patch(std::string_view plural, const std::string& name,
+                              const Value& patch) override {
+        calls.push_back({"merge_patch", std::string(plural), name, patch});
+        if (auto e = injected("merge_patch", plural, name)) {
+            return *e;
+        }
+        Value* o = find(std::string(plural), name);
+        if (o == nullptr) {
+            return not_found(plural, name);
+        }
+        o->merge_patch(patch);
+        const Value* a = doc::find_path(*o, "metadata.annotations");
+        bool held = a != nullptr && a->contains(std::string(stages::k_hold_annotation));
+        if (plural == "talosmachines" && !held) { // the controller at work
+            bool ready = !never_ready.contains(name);
+            (*o)["status"]["conditions"] =
+                Value::array({Value{{"type", "Ready"}, {"status", ready ? "True" : "False"}}});
+        }
+        return *o;
+    }
+    Result<Value> remove(std::string_view plural, const std::string& name,
+                         const std::string& uid) override {
+        calls.push_back({"remove", std::string(plural), name, uid});
+        if (auto e = injected("remove", plural, name)) {
+            return *e;
+        }
+        for (auto it = objects.begin(); it != objects.end(); ++it) {
+            if (it->first == plural && doc::get_string(it->second, "metadata.name") == name) {
+                REQUIRE(uid == doc::get_string(it->second, "metadata.uid"));
+                Value gone = it->second;
+                objects.erase(it);
+                return gone;
+            }
+        }
+        return not_found(plural, name);
+    }
+
+  private:
+    std::string m_ns = "ichor-system";
+
+    std::optional<Error> injected(const std::string& verb, std::string_view plural,
+                                  const std::string& name) {
+        auto it = fail.find(verb + " " + std::string(plural) + "/" + name);
+        return it == fail.end() ? std::nullopt : std::optional<Error>(it->second);
+    }
+    static Error not_found(std::string_view plural, const std::string& name) {
+        return make_error(ErrorKind::Config, std::string(plural) + " \"" + name + "\" not found",
+                          "", "NotFound");
+    }
+};
+
+std::string annotation(const Value& obj, std::string_view key) {
+    const Value* a = doc::find_path(obj, "metadata.annotations");
+    return a != nullptr && a->contains(std::string(key)) ? (*a)[std::string(key)].get<std::string>()
+                                                         : std::string();
+}
+
+bool has_annotation(const Value& obj, std::string_view key) {
+    const Value* a = doc::find_path(obj, "metadata.annotations");
+    return a != nullptr && a->contains(std::string(key));
+}
+
+std::vector<std::string> codes(const doc::ResourceList& l) {
+    std::vector<std::string> out;
+    for (const auto& r : l.results) {
+        out.push_back(r["tags"].value(std::string(doc::k_tag_code), ""));
+    }
+    return out;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        out.push_back(e.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// The nodes of the tests: a worker whose sysctl is captured into its patch, and a control plane
+// equal to the render.
+struct Nodes {
+    test::PlanFixture fx;
+    Value worker = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");
+    Value cp = fx.inspection("10.0.0.11", "prod-cp-1", "cp-1.13");
+
+    Nodes() { worker["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}}; }
+
+    // The plan of `inspections`, as kubectl ichor drift writes it.
+    doc::ResourceList plan(std::vector<Value> inspections) {
+        doc::ResourceList list;
+        for (auto& i : inspections) {
+            list.items.push_back(std::move(i));
+        }
+        auto out = fx.run(list);
+        REQUIRE_FALSE(out.error);
+        return list;
+    }
+};
+
+struct Apply {
+    FakeObjects objects;
+    kube::testing::TempDir dir;
+    std::vector<std::string> said;
+    stages::ApplyOptions options;
+
+    Apply() {
+        options.objects = &objects;
+        options.backup_dir = dir.path() + "/backups";
+        options.now_rfc3339 = k_now;
+        options.say = [this](std::string_view m) { said.emplace_back(m); };
+    }
+};
+
+} // namespace
+
+TEST_CASE("hold apply refuses a plan with an error result, writing nothing", "[stages][hold]") {
+    Nodes n;
+    Value blocked = n.fx.inspection("10.0.0.22", "prod-w-3", "w-1.13");
+    blocked["status"]["config"][0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
+    doc::ResourceList plan = n.plan({n.worker, blocked});
+    REQUIRE(plan.has_errors());
+
+    Apply a;
+    stages::Outcome out = stages::hold_apply(plan, a.options);
+    REQUIRE(out.error);
+    CHECK(out.error->kind == ErrorKind::Findings);
+    CHECK(out.error->code == "PlanHasErrors");
+    CHECK(out.error->message ==
+          "the plan carries 1 error result(s) (refused or blocked machines); nothing was written");
+    CHECK(out.done == 0);
+    CHECK(cli::exit_code(out) == 1);
+    CHECK(a.objects.calls.empty());
+    CHECK_FALSE(std::filesystem::exists(a.options.backup_dir)); // not even a backup
+}
+
+TEST_CASE("hold apply refuses a plan that creates nothing", "[stages][hold]") {
+    Nodes n;
+    doc::ResourceList plan;
+    plan.items.push_back(n.worker); // Inspections only: not planned
+    Apply a;
+    stages::Outcome out = stages::hold_apply(plan, a.options);
+    REQUIRE(out.error);
+    CHECK(out.error->code == "NothingToAdopt");
+    CHECK(out.error->message == "the plan creates nothing; nothing was written");
+    CHECK(cli::exit_code(out) == 1);
+    CHECK(a.objects.calls.empty());
+    CHECK(stages::check_plan_writable(plan).error().code == "NothingToAdopt");
+}
+
+TEST_CASE("hold apply creates the held machines and patches, stamped with the plan's digest",
+          "[stages][hold]") {
+    Nodes n;
+    const doc::ResourceList plan = n.plan({n.worker, n.cp});
+    const std::string digest = stages::plan_digest(plan);
+    CHECK(digest.starts_with("sha256:"));
+    CHECK(digest.size() == 7 + 64);
+
+    Apply a;
+    doc::ResourceList list = plan;
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK(out.stopped == 0);
+    CHECK(out.skipped == 0);
+    CHECK(cli::exit_code(out) == 0);
+    CHECK(a.objects.writes() == std::vector<std::string>{
+                                    "create talosmachines/prod-w-2",
+                                    "create talosconfigpatches/prod-w-2-adopted",
+                                    "create talosmachines/prod-cp-1",
+                                });
+    for (const auto& c : a.objects.calls) {
+        INFO(c.plural << "/" << c.name);
+        CHECK(annotation(c.body, stages::k_plan_digest) == digest);
+        CHECK(annotation(c.body, stages::k_applied_at) == k_now);
+        CHECK(c.body["metadata"]["namespace"] == "ichor-system");
+        if (c.plural == "talosmachines") {
+            CHECK(annotation(c.body, stages::k_hold_annotation) == "true");
+            CHECK(c.body["spec"]["approval"] == "Approved");
+            CHECK(annotation(c.body, stages::k_consented) == "[]"); // no class B in this plan
+        } else {
+            CHECK_FALSE(has_annotation(c.body, stages::k_consented));
+            CHECK(c.body["spec"]["machine"] == "prod-w-2");
+        }
+    }
+    // The list now holds the objects as the cluster has them, and no result.
+    REQUIRE(list.items.size() == 3);
+    CHECK(list.items[0]["metadata"]["uid"] == "uid-prod-w-2");
+    CHECK(list.results.empty());
+    CHECK(std::count(a.said.begin(), a.said.end(), "created TalosMachine ichor-system/prod-w-2") ==
+          1);
+    // The same plan gives the same digest; another plan another.
+    CHECK(stages::plan_digest(n.plan({n.worker, n.cp})) == digest);
+    CHECK(stages::plan_digest(n.plan({n.cp})) != digest);
+    // The suite's own annotations do not count: a plan replanned from stamped objects keeps it.
+    doc::ResourceList stamped = plan;
+    for (auto& item : stamped.items) {
+        if (item.value("kind", "") == "TalosMachine") {
+            auto& ann = item["metadata"]["annotations"];
+            ann[std::string(stages::k_plan_digest)] = digest;
+            ann[std::string(stages::k_applied_at)] = k_now;
+            ann[std::string(stages::k_consented)] = "[]";
+        }
+    }
+    CHECK(stages::plan_digest(stamped) == digest);
+}
+
+TEST_CASE("hold apply run again over the same plan converges", "[stages][hold]") {
+    Nodes n;
+    const doc::ResourceList plan = n.plan({n.worker, n.cp});
+    Apply a;
+    doc::ResourceList first = plan;
+    REQUIRE_FALSE(stages::hold_apply(first, a.options).error);
+    const auto before = a.objects.objects;
+    a.objects.calls.clear();
+
+    doc::ResourceList again = plan;
+    stages::Outcome out = stages::hold_apply(again, a.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK(out.skipped == 3);
+    CHECK(out.stopped == 0);
+    CHECK(cli::exit_code(out) == 0);
+    CHECK(again.results.empty());
+    CHECK(again.items.size() == 3);
+    CHECK(a.objects.objects == before); // nothing changed
+    CHECK(a.objects.calls.size() == 6); // a refused create and a get for each
+    CHECK(std::count(a.said.begin(), a.said.end(),
+                     "TalosMachine ichor-system/prod-cp-1 already exists from this plan") == 1);
+}
+
+TEST_CASE("hold apply leaves an object of another plan and names it (Conflict)", "[stages][hold]") {
+    Nodes n;
+    SECTION("one of three: partial, exit 5") {
+        const doc::ResourceList plan = n.plan({n.worker, n.cp});
+        Apply a;
+        Value other = Value::object();
+        other["apiVersion"] = std::string(doc::k_ichor_api);
+        other["kind"] = "TalosMachine";
+        other["metadata"]["name"] = "prod-cp-1";
+        other["metadata"]["annotations"][std::string(stages::k_plan_digest)] = "sha256:other";
+        a.objects.add("talosmachines", other);
+        const Value kept = *a.objects.find("talosmachines", "prod-cp-1");
+
+        doc::ResourceList list = plan;
+        stages::Outcome out = stages::hold_apply(list, a.options);
+        REQUIRE_FALSE(out.error);
+        CHECK(out.done == 2);
+        CHECK(out.stopped == 1);
+        CHECK(cli::exit_code(out) == 5);
+        CHECK(codes(list) == std::vector<std::string>{"Conflict"});
+        CHECK(list.results[0]["severity"] == "error");
+        CHECK(list.results[0]["message"] ==
+              "TalosMachine ichor-system/prod-cp-1 already exists and was not written by this "
+              "plan; it was left as it is");
+        CHECK(list.results[0]["resourceRef"]["name"] == "prod-cp-1");
+        CHECK(*a.objects.find("talosmachines", "prod-cp-1") == kept);
+        CHECK(list.results[0]["tags"][std::string(stages::k_tag_stage)] == "hold-apply");
+    }
+    SECTION("the only object: findings, exit 1") {
+        const doc::ResourceList plan = n.plan({n.cp});
+        Apply a;
+        Value other = Value::object();
+        other["metadata"]["name"] = "prod-cp-1"; // made by hand: no digest at all
+        a.objects.add("talosmachines", other);
+        doc::ResourceList list = plan;
+        stages::Outcome out = stages::hold_apply(list, a.options);
+        REQUIRE_FALSE(out.error);
+        CHECK(out.done == 0);
+        CHECK(out.stopped == 1);
+        CHECK(cli::exit_code(out) == 1);
+        CHECK(codes(list) == std::vector<std::string>{"Conflict"});
+    }
+}
+
+TEST_CASE("a create that fails mid-way is the outcome's error; done counts what was written",
+          "[stages][hold]") {
+    Nodes n;
+    doc::ResourceList list = n.plan({n.worker, n.cp});
+    Apply a;
+    a.objects.fail.emplace(
+        "create talosconfigpatches/prod-w-2-adopted",
+        make_error(ErrorKind::Config, "admission webhook denied the request", "", "Forbidden"));
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE(out.error);
+    CHECK(out.error->message ==
+          "creating TalosConfigPatch ichor-system/prod-w-2-adopted: admission webhook denied the "
+          "request");
+    CHECK(out.error->code == "Forbidden");
+    CHECK(out.done == 1);
+    CHECK(cli::exit_code(out) == 3);
+    // Nothing after the failure was tried.
+    CHECK(a.objects.writes() == std::vector<std::string>{
+                                    "create talosmachines/prod-w-2",
+                                    "create talosconfigpatches/prod-w-2-adopted",
+                                });
+}
+
+TEST_CASE("hold apply saves each live configuration first, 0600, never over a backup",
+          "[stages][hold]") {
+    Nodes n;
+    const doc::ResourceList plan = n.plan({n.worker, n.cp});
+    Apply a;
+    a.objects.fail.emplace("create talosmachines/prod-w-2",
+                           make_error(ErrorKind::Unreachable, "connection refused"));
+    doc::ResourceList list = plan;
+    REQUIRE(stages::hold_apply(list, a.options).error); // the backups come before any create
+
+    const std::string dir = a.options.backup_dir;
+    struct stat st {};
+    REQUIRE(::stat(dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    CHECK(files_in(dir) ==
+          std::vector<std::string>{"10.0.0.11-" + k_now + ".yaml", "10.0.0.21-" + k_now + ".yaml"});
+    const std::string path = dir + "/10.0.0.21-" + k_now + ".yaml";
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    auto docs = doc::parse_documents(a.dir.read("backups/10.0.0.21-" + k_now + ".yaml"), path);
+    REQUIRE(docs.ok());
+    CHECK((*docs)[0]["machine"]["sysctls"]["vm.swappiness"] == "1");
+    CHECK(std::count(a.said.begin(), a.said.end(),
+                     "saved the live configuration of 10.0.0.21 (secrets digested) to " + path) ==
+          1);
+
+    // A second run in the same second: the next free name, the first one left as it was.
+    const std::string first = a.dir.read("backups/10.0.0.21-" + k_now + ".yaml");
+    a.objects.fail.clear();
+    doc::ResourceList again = plan;
+    REQUIRE_FALSE(stages::hold_apply(again, a.options).error);
+    CHECK(files_in(dir) == std::vector<std::string>{
+                               "10.0.0.11-" + k_now + "-2.yaml", "10.0.0.11-" + k_now + ".yaml",
+                               "10.0.0.21-" + k_now + "-2.yaml", "10.0.0.21-" + k_now + ".yaml"});
+    CHECK(a.dir.read("backups/10.0.0.21-" + k_now + ".yaml") == first);
+}
+
+namespace {
+
+// A cluster with the plan of a worker and a control plane applied (held), the worker listed
+// first, and the nodes answering as they were planned.
+struct Release {
+    Nodes n;
+    Apply a;
+    std::map<std::string, Value> node; // address -> what read_node answers
+    std::vector<std::string> read;     // the addresses read, in order
+    std::vector<std::int64_t> slept;
+    std::vector<std::string> said;
+    stages::ReleaseOptions options;
+
+    Release() {
+        doc::ResourceList list = n.plan({n.worker, n.cp});
+        REQUIRE_FALSE(stages::hold_apply(list, a.options).error);
+        a.objects.calls.clear();
+        node["10.0.0.21"] = n.worker;
+        node["10.0.0.11"] = n.cp;
+        for (auto& [addr, v] : node) {
+            v["status"].erase("trust"); // the live read has not been trust-checked
+        }
+        options.objects = &a.objects;
+        options.cluster = "prod";
+        options.bundle = &n.fx.bundle;
+        options.talos_cluster = &n.fx.cluster;
+        options.read_node = [this](const talos::Address& addr, Value& /*results*/) {
+            read.push_back(addr.host);
+            return node.at(addr.host);
+        };
+        options.sleep_ms = [this](std::int64_t ms) {
+            slept.push_back(ms);
+            std::this_thread::yield();
+        };
+        options.say = [this](std::string_view m) { said.emplace_back(m); };
+    }
+
+    [[nodiscard]] std::vector<std::string> patched() const {
+        std::vector<std::string> out;
+        for (const auto& c : a.objects.calls) {
+            if (c.verb == "merge_patch") {
+                out.push_back(c.plural + "/" + c.name);
+            }
+        }
+        return out;
+    }
+};
+
+} // namespace
+
+TEST_CASE("hold release: control planes first, each after a clean zero-drift check",
+          "[stages][hold]") {
+    Release r;
+    REQUIRE(doc::get_string(r.a.objects.objects[0].second, "metadata.name") == "prod-w-2");
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_release(list, r.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 2);
+    CHECK(out.stopped == 0);
+    CHECK(cli::exit_code(out) == 0);
+    CHECK(r.read == std::vector<std::string>{"10.0.0.11", "10.0.0.21"});
+    CHECK(r.patched() ==
+          std::vector<std::string>{"talosmachines/prod-cp-1", "talosmachines/prod-w-2"});
+    for (const auto& c : r.a.objects.calls) {
+        if (c.verb == "merge_patch") {
+            CHECK(c.body ==
+                  Value{{"metadata",
+                         {{"annotations", {{std::string(stages::k_hold_annotation), nullptr}}}}}});
+        }
+    }
+    CHECK_FALSE(
+        has_annotation(*r.a.objects.find("talosmachines", "prod-w-2"), stages::k_hold_annotation));
+    CHECK(codes(list) == std::vector<std::string>{"Released", "Released"});
+    CHECK(list.results[0]["message"] == "prod-cp-1: released and Ready");
+    CHECK(list.items.size() == 2);
+    CHECK(r.said == std::vector<std::string>{
+                        "released the hold on prod-cp-1; waiting for Ready", "prod-cp-1 is Ready",
+                        "released the hold on prod-w-2; waiting for Ready", "prod-w-2 is Ready"});
+    CHECK(r.slept.empty()); // Ready at once: no wait
+}
+
+TEST_CASE("hold release: a machine that drifted since the plan keeps its hold; the others go on",
+          "[stages][hold]") {
+    Release r;
+    r.node["10.0.0.11"]["status"]["config"][0]["machine"]["sysctls"] =
+        Value{{"net.core.somaxconn", "4096"}};
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_release(list, r.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 1);
+    CHECK(out.stopped == 1);
+    CHECK(cli::exit_code(out) == 5);
+    CHECK(r.patched() == std::vector<std::string>{"talosmachines/prod-w-2"});
+    CHECK(annotation(*r.a.objects.find("talosmachines", "prod-cp-1"), stages::k_hold_annotation) ==
+          "true");
+    REQUIRE(codes(list) == std::vector<std::string>{"DriftSincePlan", "Released"});
+    const std::string m = list.results[0]["message"];
+    INFO(m);
+    CHECK(m.starts_with("prod-cp-1: the live zero-drift check failed; the hold stays: "));
+    CHECK(m.find("machine.sysctls") != std::string::npos);
+    CHECK(m.ends_with("; hint: kubectl ichor inspect 10.0.0.11 | kubectl ichor trustcheck "
+                      "--cluster prod | kubectl ichor drift --cluster prod"));
+    CHECK(list.results[0]["severity"] == "error");
+    CHECK(list.results[0]["resourceRef"]["name"] == "prod-cp-1");
+}
+
+TEST_CASE("hold release: a node of another cluster fails the check", "[stages][hold]") {
+    Release r;
+    r.node["10.0.0.21"]["status"]["facts"]["clusterID"] = "another-id";
+    r.options.machines = {"prod-w-2"};
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_release(list, r.options);
+    CHECK(out.done == 0);
+    CHECK(out.stopped == 1);
+    CHECK(cli::exit_code(out) == 1);
+    CHECK(r.patched().empty());
+    CHECK(r.read == std::vector<std::string>{"10.0.0.21"}); // only the machine asked for
+    REQUIRE(codes(list) == std::vector<std::string>{"DriftSincePlan"});
+    CHECK(list.results[0]["message"].get<std::string>().find("belongs to") != std::string::npos);
+}
+
+TEST_CASE("hold release: a machine not Ready in time is named; the wait uses the sleep given",
+          "[stages][hold]") {
+    Release r;
+    r.a.objects.never_ready.insert("prod-w-2");
+    r.options.timeout_ms = 20; // the loop reads the real clock: keep it short
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_release(list, r.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 1);
+    CHECK(out.stopped == 1);
+    REQUIRE(codes(list) == std::vector<std::string>{"Released", "Timeout"});
+    CHECK(list.results[1]["message"] ==
+          "prod-w-2: not Ready within 20ms (Ready=False); hint: kubectl get talosmachine -n "
+          "ichor-system prod-w-2 -o yaml");
+    CHECK_FALSE(r.slept.empty());
+    CHECK(std::all_of(r.slept.begin(), r.slept.end(), [](std::int64_t ms) { return ms == 500; }));
+    // The hold is gone (the check passed); only Ready is missing.
+    CHECK_FALSE(
+        has_annotation(*r.a.objects.find("talosmachines", "prod-w-2"), stages::k_hold_annotation));
+}
+
+TEST_CASE("hold release: an API that cannot be listed is the outcome's error", "[stages][hold]") {
+    Release r;
+    r.a.objects.fail.emplace("list talosconfigpatches/",
+                             make_error(ErrorKind::Unreachable, "connection refused"));
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_release(list, r.options);
+    REQUIRE(out.error);
+    CHECK(out.error->message == "connection refused");
+    CHECK(cli::exit_code(out) == 4);
+    CHECK(r.read.empty());
+    CHECK(r.patched().empty());
+
+    Release none;
+    none.options.cluster = "staging";
+    doc::ResourceList empty;
+    stages::Outcome nothing = stages::hold_release(empty, none.options);
+    CHECK(cli::exit_code(nothing) == 0);
+    CHECK(codes(empty) == std::vector<std::string>{"NothingHeld"});
+    CHECK(none.a.objects.calls[0].name == "ichor.maesh.dev/cluster=staging");
+}
+
+namespace {
+
+Value machine(const std::string& name, const std::string& cluster, bool held, bool digest) {
+    Value m = Value::object();
+    m["apiVersion"] = std::string(doc::k_ichor_api);
+    m["kind"] = "TalosMachine";
+    m["metadata"]["name"] = name;
+    m["metadata"]["labels"]["ichor.maesh.dev/cluster"] = cluster;
+    m["metadata"]["annotations"] = Value::object();
+    if (held) {
+        m["metadata"]["annotations"][std::string(stages::k_hold_annotation)] = "true";
+    }
+    if (digest) {
+        m["metadata"]["annotations"][std::string(stages::k_plan_digest)] = "sha256:abc";
+    }
+    m["spec"]["cluster"] = cluster;
+    return m;
+}
+
+Value patch(const std::string& name, const std::string& machine_name, bool digest) {
+    Value p = Value::object();
+    p["apiVersion"] = std::string(doc::k_ichor_api);
+    p["kind"] = "TalosConfigPatch";
+    p["metadata"]["name"] = name;
+    p["metadata"]["annotations"] = Value::object();
+    if (digest) {
+        p["metadata"]["annotations"][std::string(stages::k_plan_digest)] = "sha256:abc";
+    }
+    p["spec"]["machine"] = machine_name;
+    return p;
+}
+
+// Ours and held (w-2, w-3), held by hand (w-9), ours but released (cp-1), another cluster's
+// (other-1), and a patch a user added to w-2.
+void populate(FakeObjects& f) {
+    f.add("talosmachines", machine("prod-w-2", "prod", true, true));
+    f.add("talosconfigpatches", patch("prod-w-2-adopted", "prod-w-2", true));
+    f.add("talosconfigpatches", patch("prod-w-2-extra", "prod-w-2", false));
+    f.add("talosmachines", machine("prod-w-3", "prod", true, true));
+    f.add("talosmachines", machine("prod-w-9", "prod", true, false));
+    f.add("talosconfigpatches", patch("prod-w-9-adopted", "prod-w-9", false));
+    f.add("talosmachines", machine("prod-cp-1", "prod", false, true));
+    f.add("talosconfigpatches", patch("prod-cp-1-adopted", "prod-cp-1", true));
+    f.add("talosmachines", machine("other-1", "other", true, true));
+    f.add("talosconfigpatches", patch("other-1-adopted", "other-1", true));
+}
+
+} // namespace
+
+TEST_CASE("hold abort removes only the held machines this suite wrote, and their patches",
+          "[stages][hold]") {
+    FakeObjects f;
+    populate(f);
+    const auto before = f.objects;
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_abort(list, {&f, "prod", {}});
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK(out.stopped == 0);
+    CHECK(cli::exit_code(out) == 0);
+    // allow-delete first, then the delete of that very object (its uid); the patch before its
+    // machine.
+    CHECK(f.writes() == std::vector<std::string>{
+                            "merge_patch talosconfigpatches/prod-w-2-adopted",
+                            "remove talosconfigpatches/prod-w-2-adopted",
+                            "merge_patch talosmachines/prod-w-2",
+                            "remove talosmachines/prod-w-2",
+                            "merge_patch talosmachines/prod-w-3",
+                            "remove talosmachines/prod-w-3",
+                        });
+    for (const auto& c : f.calls) {
+        if (c.verb == "merge_patch") {
+            CHECK(c.body ==
+                  Value{{"metadata",
+                         {{"annotations", {{std::string(stages::k_allow_delete), "true"}}}}}});
+        }
+        if (c.verb == "remove") {
+            CHECK(c.body == "uid-" + c.name);
+        }
+    }
+    CHECK(codes(list) == std::vector<std::string>{"Removed", "Removed", "Removed"});
+    CHECK(list.results[0]["message"] == "removed TalosConfigPatch prod-w-2-adopted");
+    CHECK(list.results[1]["message"] == "removed TalosMachine prod-w-2");
+    // Every other object is as it was.
+    for (const auto& [plural, obj] : before) {
+        std::string name = doc::get_string(obj, "metadata.name");
+        if (name == "prod-w-2" || name == "prod-w-2-adopted" || name == "prod-w-3") {
+            CHECK(f.find(plural, name) == nullptr);
+        } else {
+            INFO(name);
+            REQUIRE(f.find(plural, name) != nullptr);
+            CHECK(*f.find(plural, name) == obj);
+        }
+    }
+}
+
+TEST_CASE("hold abort: --machine chooses; a failed removal is named and the rest goes on",
+          "[stages][hold]") {
+    FakeObjects f;
+    populate(f);
+    f.fail.emplace("remove talosconfigpatches/prod-w-2-adopted",
+                   make_error(ErrorKind::Config, "forbidden by the webhook", "", "Forbidden"));
+    doc::ResourceList list;
+    stages::Outcome out = stages::hold_abort(list, {&f, "prod", {"prod-w-2", "prod-w-9"}});
+    CHECK(out.done == 1);
+    CHECK(out.stopped == 1);
+    CHECK(cli::exit_code(out) == 5);
+    CHECK(f.writes() == std::vector<std::string>{
+                            "merge_patch talosconfigpatches/prod-w-2-adopted",
+                            "remove talosconfigpatches/prod-w-2-adopted",
+                            "merge_patch talosmachines/prod-w-2",
+                            "remove talosmachines/prod-w-2",
+                        });
+    CHECK(codes(list) == std::vector<std::string>{"Forbidden", "Removed"});
+    CHECK(list.results[0]["message"] == "removing prod-w-2-adopted: forbidden by the webhook");
+    CHECK(list.results[0]["severity"] == "error");
+    CHECK(f.find("talosmachines", "prod-w-3") != nullptr);
+
+    // allow-delete refused: no delete is tried.
+    FakeObjects g;
+    populate(g);
+    g.fail.emplace("merge_patch talosmachines/prod-w-3",
+                   make_error(ErrorKind::Config, "patch refused"));
+    doc::ResourceList l2;
+    stages::Outcome o2 = stages::hold_abort(l2, {&g, "prod", {"prod-w-3"}});
+    CHECK(o2.stopped == 1);
+    CHECK(cli::exit_code(o2) == 1);
+    CHECK(g.writes() == std::vector<std::string>{"merge_patch talosmachines/prod-w-3"});
+}

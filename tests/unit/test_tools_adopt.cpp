@@ -1,0 +1,127 @@
+// kubectl ichor adopt's options (tools/adopt/adopt.cpp): every usage error, help, version, a
+// command line into Options, and --explain (which prints without connecting anywhere).
+#include "test_tools_support.h"
+#include "tools/adopt/adopt.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ichor;
+using tools::adopt::parse_options;
+
+namespace {
+constexpr std::string_view k_verb = "adopt";
+const cli::RunFn k_run = tools::adopt::run;
+
+tools::adopt::Options parsed(std::vector<std::string> args) {
+    args.insert(args.begin(), "kubectl-ichor-adopt");
+    auto p = parse_options(args);
+    REQUIRE(p.ok());
+    REQUIRE(p->options);
+    return *p->options;
+}
+} // namespace
+
+TEST_CASE("adopt: every usage error is one line and exit 2", "[tools][adopt]") {
+    const std::string required =
+        "--cluster NAME and at least one --add-machine ADDRESS are required";
+    const std::string hint =
+        "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE";
+    test::check_usage(k_run, k_verb, {}, required, hint);
+    test::check_usage(k_run, k_verb, {"--add-machine", "10.0.0.21"}, required, hint);
+    test::check_usage(k_run, k_verb, {"--cluster", "prod", "--talosconfig", "tc"}, required, hint);
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--recover-secrets"},
+                      "--recover-secrets and --recover-from ADDRESS go together");
+    test::check_usage(
+        k_run, k_verb,
+        {"--cluster", "prod", "--add-machine", "10.0.0.21", "--recover-from", "10.0.0.11"},
+        "--recover-secrets and --recover-from ADDRESS go together");
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--secrets-bundle",
+                       "s.yaml", "--recover-secrets", "--recover-from", "10.0.0.11"},
+                      "give --secrets-bundle or --recover-secrets, not both");
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--timeout", "forever"},
+                      "--timeout is not a duration");
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "-o", "xml"},
+                      "unknown output format \"xml\"; allowed: yaml, json, table, objects");
+    test::check_usage(k_run, k_verb, {"--cluster", "prod", "--add-machine"},
+                      "Option \u2018add-machine\u2019 is missing an argument", "see --help");
+}
+
+TEST_CASE("adopt: --help and --version", "[tools][adopt]") {
+    test::check_help(k_run, k_verb,
+                     "Add machines that already run a configuration signed by an Ichor cluster's "
+                     "CAs, without a reset.");
+    test::check_version(k_run, k_verb, {"--cluster", "prod"});
+}
+
+TEST_CASE("adopt: a command line fills the options", "[tools][adopt]") {
+    auto o = parsed({"--cluster",
+                     "prod",
+                     "--add-machine",
+                     "10.0.0.21",
+                     "--add-machine",
+                     "10.0.0.22",
+                     "--talosconfig",
+                     "tc",
+                     "--plan",
+                     "--yes",
+                     "--keep-stages",
+                     "st",
+                     "--backup-dir",
+                     "bk",
+                     "--timeout",
+                     "90s",
+                     "-n",
+                     "ops",
+                     "--recover-secrets",
+                     "--recover-from",
+                     "10.0.0.11"});
+    CHECK(o.kube.cluster == "prod");
+    CHECK(o.kube.ns == "ops");
+    CHECK(o.add_machines == std::vector<std::string>{"10.0.0.21", "10.0.0.22"});
+    CHECK(o.talos.talosconfig == "tc");
+    CHECK(o.plan_only);
+    CHECK(o.yes);
+    CHECK_FALSE(o.explain);
+    CHECK(o.keep_stages == "st");
+    CHECK(o.backup_dir == "bk");
+    CHECK(o.timeout_ms == 90000);
+    CHECK(o.bundle.recover);
+    CHECK(o.bundle.recover_from == "10.0.0.11");
+
+    auto d = parsed({"--cluster", "prod", "--add-machine", "10.0.0.21"});
+    CHECK_FALSE(d.plan_only);
+    CHECK_FALSE(d.yes);
+    CHECK(d.backup_dir == "ichor-backups");
+    CHECK(d.timeout_ms == 15 * 60 * 1000);
+    CHECK(d.bundle.from_secret());
+    CHECK(d.output.format == "yaml");
+}
+
+TEST_CASE("adopt --explain prints the pipe of single tools and connects to nothing",
+          "[tools][adopt]") {
+    test::Ran r = test::run_tool(k_run, k_verb,
+                                 {"--cluster", "prod", "--add-machine", "10.0.0.21",
+                                  "--add-machine", "10.0.0.22", "--talosconfig", "tc",
+                                  "--secrets-bundle", "s.yaml", "-n", "ops", "--yes", "--explain"});
+    CHECK(r.rc == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out ==
+          "kubectl ichor inspect 10.0.0.21 10.0.0.22 --talosconfig tc \\\n"
+          " | kubectl ichor trustcheck --cluster prod -n ops --secrets-bundle s.yaml \\\n"
+          " | kubectl ichor drift --cluster prod -n ops --secrets-bundle s.yaml --add-machine > "
+          "plan.yaml\n"
+          "kubectl ichor hold apply -f plan.yaml -n ops --yes\n"
+          "kubectl ichor hold release --cluster prod -n ops --talosconfig tc\n");
+
+    auto plan = parsed({"--cluster", "prod", "--add-machine", "10.0.0.21", "--plan",
+                        "--recover-secrets", "--recover-from", "10.0.0.11", "--talosconfig", "tc"});
+    CHECK(tools::adopt::explain(plan) ==
+          "kubectl ichor inspect 10.0.0.21 --talosconfig tc \\\n"
+          " | kubectl ichor trustcheck --cluster prod --recover-secrets --recover-from 10.0.0.11 "
+          "--talosconfig tc \\\n"
+          " | kubectl ichor drift --cluster prod --add-machine > plan.yaml\n");
+}
