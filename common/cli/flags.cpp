@@ -53,7 +53,14 @@ Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
     }
     argv.push_back(nullptr);
     try {
-        return opts.parse(static_cast<int>(args.size()), argv.data());
+        auto r = opts.parse(static_cast<int>(args.size()), argv.data());
+        // An argument no flag or positional takes would be ignored without a word.
+        if (!r.unmatched().empty()) {
+            return make_error(ErrorKind::Usage,
+                              "unexpected argument \"" + r.unmatched().front() + "\"", "see --help",
+                              "Usage");
+        }
+        return r;
     } catch (const cxxopts::exceptions::exception& e) {
         std::string msg = e.what();
         return make_error(ErrorKind::Usage, msg, "see --help", "Usage");

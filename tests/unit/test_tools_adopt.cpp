@@ -29,13 +29,17 @@ TEST_CASE("adopt: every usage error is one line and exit 2", "[tools][adopt]") {
     test::check_usage(k_run, k_verb, {}, required, hint);
     test::check_usage(k_run, k_verb, {"--add-machine", "10.0.0.21"}, required, hint);
     test::check_usage(k_run, k_verb, {"--cluster", "prod", "--talosconfig", "tc"}, required, hint);
-    test::check_usage(k_run, k_verb,
-                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--recover-secrets"},
-                      "--recover-secrets and --recover-from ADDRESS go together");
+    test::check_usage(
+        k_run, k_verb, {"--cluster", "prod", "--add-machine", "10.0.0.21", "--recover-secrets"},
+        "--recover-secrets and --recover-from ADDRESS go together",
+        "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --recover-secrets --recover-from "
+        "CONTROL-PLANE");
     test::check_usage(
         k_run, k_verb,
         {"--cluster", "prod", "--add-machine", "10.0.0.21", "--recover-from", "10.0.0.11"},
-        "--recover-secrets and --recover-from ADDRESS go together");
+        "--recover-secrets and --recover-from ADDRESS go together",
+        "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --recover-secrets --recover-from "
+        "CONTROL-PLANE");
     test::check_usage(k_run, k_verb,
                       {"--cluster", "prod", "--add-machine", "10.0.0.21", "--secrets-bundle",
                        "s.yaml", "--recover-secrets", "--recover-from", "10.0.0.11"},
@@ -124,4 +128,10 @@ TEST_CASE("adopt --explain prints the pipe of single tools and connects to nothi
           " | kubectl ichor trustcheck --cluster prod --recover-secrets --recover-from 10.0.0.11 "
           "--talosconfig tc \\\n"
           " | kubectl ichor drift --cluster prod --add-machine > plan.yaml\n");
+}
+
+TEST_CASE("adopt: an argument no flag takes is refused, not ignored", "[tools][adopt]") {
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "10.0.0.22"},
+                      "unexpected argument \"10.0.0.22\"", "see --help");
 }

@@ -94,7 +94,10 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                     "--cluster NAME and at least one --add-machine ADDRESS are required",
                     "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");
             }
-            auto bundle = cli::to_bundle_options(r, true, "");
+            auto bundle = cli::to_bundle_options(
+                r, true,
+                "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --recover-secrets "
+                "--recover-from CONTROL-PLANE");
             if (!bundle) {
                 return bundle.error();
             }
