@@ -38,7 +38,8 @@ std::string name_of(const Value& v) {
 Value without_suite_annotations(Value item) {
     if (item.contains("metadata") && item["metadata"].contains("annotations")) {
         auto& a = item["metadata"]["annotations"];
-        for (auto k : {k_plan_digest, k_applied_at, k_consented}) {
+        for (auto k : {vocab::k_annotation_plan_digest, vocab::k_annotation_applied_at,
+                       vocab::k_annotation_consented_drift}) {
             a.erase(std::string(k));
         }
     }
@@ -147,10 +148,10 @@ std::string annotation(const Value& obj, std::string_view key) {
 Value stamped(Value item, const std::string& digest, const std::string& consented,
               const ApplyOptions& o) {
     auto& md = item["metadata"];
-    md["annotations"][std::string(k_plan_digest)] = digest;
-    md["annotations"][std::string(k_applied_at)] = o.now_rfc3339;
+    md["annotations"][std::string(vocab::k_annotation_plan_digest)] = digest;
+    md["annotations"][std::string(vocab::k_annotation_applied_at)] = o.now_rfc3339;
     if (item.value("kind", "") == "TalosMachine") {
-        md["annotations"][std::string(k_consented)] = consented;
+        md["annotations"][std::string(vocab::k_annotation_consented_drift)] = consented;
     }
     return item;
 }
@@ -206,7 +207,7 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
                 return stop;
             }
             auto existing = objects.get(plural(item), ns, name);
-            if (existing && annotation(*existing, k_plan_digest) == digest) {
+            if (existing && annotation(*existing, vocab::k_annotation_plan_digest) == digest) {
                 ++out.done;
                 ++out.skipped;
                 o.say(what + " already exists from this plan");
@@ -267,7 +268,8 @@ Status zero_drift(const Value& machine, const std::vector<Value>& all_machines,
         return planned.error->wrap(name);
     }
     std::set<std::string> consented;
-    if (auto parsed = doc::parse_one(annotation(machine, k_consented), "consented");
+    if (auto parsed =
+            doc::parse_one(annotation(machine, vocab::k_annotation_consented_drift), "consented");
         parsed && parsed->is_array()) {
         for (const auto& p : *parsed) {
             consented.insert(p.get<std::string>());
@@ -371,7 +373,7 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     for (const auto& m : all) {
         bool chosen = o.machines.empty() || std::find(o.machines.begin(), o.machines.end(),
                                                       name_of(m)) != o.machines.end();
-        if (chosen && has_annotation(m, k_hold_annotation)) {
+        if (chosen && has_annotation(m, vocab::k_annotation_hold_apply)) {
             held.push_back(m);
         }
     }
@@ -387,7 +389,8 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
         Status st = zero_drift(m, all, all_patches, o);
         if (st) {
             Value patch = {
-                {"metadata", {{"annotations", {{std::string(k_hold_annotation), nullptr}}}}}};
+                {"metadata",
+                 {{"annotations", {{std::string(vocab::k_annotation_hold_apply), nullptr}}}}}};
             auto r = objects.merge_patch("talosmachines", name, patch);
             st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
         }
@@ -435,19 +438,22 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
         std::string name = name_of(m);
         bool chosen = o.machines.empty() ||
                       std::find(o.machines.begin(), o.machines.end(), name) != o.machines.end();
-        if (!chosen || !has_annotation(m, k_hold_annotation) || !has_annotation(m, k_plan_digest)) {
+        if (!chosen || !has_annotation(m, vocab::k_annotation_hold_apply) ||
+            !has_annotation(m, vocab::k_annotation_plan_digest)) {
             continue;
         }
         std::vector<std::pair<std::string, const Value*>> victims;
         for (const auto& p : *patches) {
-            if (doc::get_string(p, "spec.machine") == name && has_annotation(p, k_plan_digest)) {
+            if (doc::get_string(p, "spec.machine") == name &&
+                has_annotation(p, vocab::k_annotation_plan_digest)) {
                 victims.emplace_back("talosconfigpatches", &p);
             }
         }
         victims.emplace_back("talosmachines", &m);
         for (const auto& [plural_name, obj] : victims) {
             Value allow = {
-                {"metadata", {{"annotations", {{std::string(k_allow_delete), "true"}}}}}};
+                {"metadata",
+                 {{"annotations", {{std::string(vocab::k_annotation_allow_delete), "true"}}}}}};
             auto a = objects.merge_patch(plural_name, name_of(*obj), allow);
             auto d = a ? objects.remove(plural_name, name_of(*obj),
                                         doc::get_string(*obj, "metadata.uid"))

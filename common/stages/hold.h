@@ -18,13 +18,6 @@
 
 namespace ichor::stages {
 
-// The annotations of held objects (common/doc/vocabulary.h).
-inline constexpr std::string_view k_hold_annotation = vocab::k_annotation_hold_apply;
-inline constexpr std::string_view k_allow_delete = vocab::k_annotation_allow_delete;
-inline constexpr std::string_view k_plan_digest = vocab::k_annotation_plan_digest;
-inline constexpr std::string_view k_applied_at = vocab::k_annotation_applied_at;
-inline constexpr std::string_view k_consented = vocab::k_annotation_consented_drift;
-
 // Class B results of a plan (the changes that need consent), as "PATH: CURRENT -> PROPOSED" lines.
 std::vector<std::string> consent_lines(const doc::ResourceList& plan);
 

@@ -125,7 +125,7 @@ class FakeObjects final : public stages::IchorObjects {
         }
         o->merge_patch(patch);
         const Value* a = doc::find_path(*o, "metadata.annotations");
-        bool held = a != nullptr && a->contains(std::string(stages::k_hold_annotation));
+        bool held = a != nullptr && a->contains(std::string(vocab::k_annotation_hold_apply));
         if (plural == "talosmachines" && !held) { // the controller at work
             bool ready = !never_ready.contains(name);
             (*o)["status"]["conditions"] =
@@ -286,15 +286,16 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
                                 });
     for (const auto& c : a.objects.calls) {
         INFO(c.plural << "/" << c.name);
-        CHECK(annotation(c.body, stages::k_plan_digest) == digest);
-        CHECK(annotation(c.body, stages::k_applied_at) == k_now);
+        CHECK(annotation(c.body, vocab::k_annotation_plan_digest) == digest);
+        CHECK(annotation(c.body, vocab::k_annotation_applied_at) == k_now);
         CHECK(c.body["metadata"]["namespace"] == "ichor-system");
         if (c.plural == "talosmachines") {
-            CHECK(annotation(c.body, stages::k_hold_annotation) == "true");
+            CHECK(annotation(c.body, vocab::k_annotation_hold_apply) == "true");
             CHECK(c.body["spec"]["approval"] == "Approved");
-            CHECK(annotation(c.body, stages::k_consented) == "[]"); // no class B in this plan
+            CHECK(annotation(c.body, vocab::k_annotation_consented_drift) ==
+                  "[]"); // no class B in this plan
         } else {
-            CHECK_FALSE(has_annotation(c.body, stages::k_consented));
+            CHECK_FALSE(has_annotation(c.body, vocab::k_annotation_consented_drift));
             CHECK(c.body["spec"]["machine"] == "prod-w-2");
         }
     }
@@ -312,9 +313,9 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
     for (auto& item : stamped.items) {
         if (item.value("kind", "") == "TalosMachine") {
             auto& ann = item["metadata"]["annotations"];
-            ann[std::string(stages::k_plan_digest)] = digest;
-            ann[std::string(stages::k_applied_at)] = k_now;
-            ann[std::string(stages::k_consented)] = "[]";
+            ann[std::string(vocab::k_annotation_plan_digest)] = digest;
+            ann[std::string(vocab::k_annotation_applied_at)] = k_now;
+            ann[std::string(vocab::k_annotation_consented_drift)] = "[]";
         }
     }
     CHECK(stages::plan_digest(stamped) == digest);
@@ -353,7 +354,8 @@ TEST_CASE("hold apply leaves an object of another plan and names it (Conflict)",
         other["apiVersion"] = std::string(doc::k_ichor_api);
         other["kind"] = "TalosMachine";
         other["metadata"]["name"] = "prod-cp-1";
-        other["metadata"]["annotations"][std::string(stages::k_plan_digest)] = "sha256:other";
+        other["metadata"]["annotations"][std::string(vocab::k_annotation_plan_digest)] =
+            "sha256:other";
         a.objects.add("talosmachines", other);
         const Value kept = *a.objects.find("talosmachines", "prod-cp-1");
 
@@ -513,13 +515,13 @@ TEST_CASE("hold release: control planes first, each after a clean zero-drift che
           std::vector<std::string>{"talosmachines/prod-cp-1", "talosmachines/prod-w-2"});
     for (const auto& c : r.a.objects.calls) {
         if (c.verb == "merge_patch") {
-            CHECK(c.body ==
-                  Value{{"metadata",
-                         {{"annotations", {{std::string(stages::k_hold_annotation), nullptr}}}}}});
+            CHECK(c.body == Value{{"metadata",
+                                   {{"annotations",
+                                     {{std::string(vocab::k_annotation_hold_apply), nullptr}}}}}});
         }
     }
-    CHECK_FALSE(
-        has_annotation(*r.a.objects.find("talosmachines", "prod-w-2"), stages::k_hold_annotation));
+    CHECK_FALSE(has_annotation(*r.a.objects.find("talosmachines", "prod-w-2"),
+                               vocab::k_annotation_hold_apply));
     CHECK(codes(list) == std::vector<std::string>{"Released", "Released"});
     CHECK(list.results[0]["message"] == "prod-cp-1: released and Ready");
     CHECK(list.items.size() == 2);
@@ -541,8 +543,8 @@ TEST_CASE("hold release: a machine that drifted since the plan keeps its hold; t
     CHECK(out.stopped == 1);
     CHECK(cli::exit_code(out) == 5);
     CHECK(r.patched() == std::vector<std::string>{"talosmachines/prod-w-2"});
-    CHECK(annotation(*r.a.objects.find("talosmachines", "prod-cp-1"), stages::k_hold_annotation) ==
-          "true");
+    CHECK(annotation(*r.a.objects.find("talosmachines", "prod-cp-1"),
+                     vocab::k_annotation_hold_apply) == "true");
     REQUIRE(codes(list) == std::vector<std::string>{"DriftSincePlan", "Released"});
     const std::string m = list.results[0]["message"];
     INFO(m);
@@ -586,8 +588,8 @@ TEST_CASE("hold release: a machine not Ready in time is named; the wait uses the
     CHECK_FALSE(r.slept.empty());
     CHECK(std::all_of(r.slept.begin(), r.slept.end(), [](std::int64_t ms) { return ms == 500; }));
     // The hold is gone (the check passed); only Ready is missing.
-    CHECK_FALSE(
-        has_annotation(*r.a.objects.find("talosmachines", "prod-w-2"), stages::k_hold_annotation));
+    CHECK_FALSE(has_annotation(*r.a.objects.find("talosmachines", "prod-w-2"),
+                               vocab::k_annotation_hold_apply));
 }
 
 TEST_CASE("hold release: an API that cannot be listed is the outcome's error", "[stages][hold]") {
@@ -621,10 +623,10 @@ Value machine(const std::string& name, const std::string& cluster, bool held, bo
     m["metadata"]["labels"]["ichor.maesh.dev/cluster"] = cluster;
     m["metadata"]["annotations"] = Value::object();
     if (held) {
-        m["metadata"]["annotations"][std::string(stages::k_hold_annotation)] = "true";
+        m["metadata"]["annotations"][std::string(vocab::k_annotation_hold_apply)] = "true";
     }
     if (digest) {
-        m["metadata"]["annotations"][std::string(stages::k_plan_digest)] = "sha256:abc";
+        m["metadata"]["annotations"][std::string(vocab::k_annotation_plan_digest)] = "sha256:abc";
     }
     m["spec"]["cluster"] = cluster;
     return m;
@@ -637,7 +639,7 @@ Value patch(const std::string& name, const std::string& machine_name, bool diges
     p["metadata"]["name"] = name;
     p["metadata"]["annotations"] = Value::object();
     if (digest) {
-        p["metadata"]["annotations"][std::string(stages::k_plan_digest)] = "sha256:abc";
+        p["metadata"]["annotations"][std::string(vocab::k_annotation_plan_digest)] = "sha256:abc";
     }
     p["spec"]["machine"] = machine_name;
     return p;
@@ -683,9 +685,9 @@ TEST_CASE("hold abort removes only the held machines this suite wrote, and their
                         });
     for (const auto& c : f.calls) {
         if (c.verb == "merge_patch") {
-            CHECK(c.body ==
-                  Value{{"metadata",
-                         {{"annotations", {{std::string(stages::k_allow_delete), "true"}}}}}});
+            CHECK(c.body == Value{{"metadata",
+                                   {{"annotations",
+                                     {{std::string(vocab::k_annotation_allow_delete), "true"}}}}}});
         }
         if (c.verb == "remove") {
             CHECK(c.body == "uid-" + c.name);
