@@ -127,6 +127,11 @@ void add_talos_flags(cxxopts::Options& opts, bool context_is_talos) {
     g("call-timeout", "bound of every call to a node",
       cxxopts::value<std::string>()->default_value("20s"), "DURATION");
     g("concurrency", "nodes read at once", cxxopts::value<int>()->default_value("16"), "N");
+    g("endpoints",
+      "reach the nodes through an endpoint, as talosctl does (default: the context's, when it "
+      "names nodes)",
+      cxxopts::value<std::vector<std::string>>(), "ADDR,...");
+    g("direct", "dial every node itself, even when the context names nodes");
 }
 
 Result<TalosOptions> to_talos_options(const cxxopts::ParseResult& r, bool context_is_talos) {
@@ -150,6 +155,17 @@ Result<TalosOptions> to_talos_options(const cxxopts::ParseResult& r, bool contex
     if (t.concurrency < 1 || t.concurrency > 1024) {
         return make_error(ErrorKind::Usage, "--concurrency must be between 1 and 1024", "",
                           "Usage");
+    }
+    for (const auto& text : strings_flag(r, "endpoints")) {
+        auto a = talos::parse_address(text);
+        if (!a) {
+            return usage_error("--endpoints: " + a.error().message);
+        }
+        t.endpoints.push_back(*a);
+    }
+    t.direct = r.count("direct") != 0;
+    if (t.direct && !t.endpoints.empty()) {
+        return usage_error("give --endpoints or --direct, not both");
     }
     return t;
 }
@@ -212,6 +228,23 @@ Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::str
 
 Result<talos::LoadedContext> TalosOptions::load(const Streams& s) const {
     return talos::load_context(talosconfig, context, s.env);
+}
+
+Result<std::optional<talos::Address>>
+TalosOptions::endpoint_for(const talos::TalosContext& c) const {
+    if (!endpoints.empty()) {
+        return std::optional<talos::Address>(endpoints.front());
+    }
+    if (direct || c.nodes.empty() || c.endpoints.empty()) {
+        return std::optional<talos::Address>();
+    }
+    auto a = talos::parse_address(c.endpoints.front());
+    if (!a) {
+        return make_error(ErrorKind::Config,
+                          "talosconfig context \"" + c.name + "\": endpoints: " + a.error().message,
+                          "pass --endpoints ADDR, or --direct", "Config");
+    }
+    return std::optional<talos::Address>(*a);
 }
 
 void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view default_text,

@@ -9,6 +9,7 @@
 #include "common/cli/streams.h"
 #include "common/doc/resource_list.h"
 #include "common/kube/client.h"
+#include "common/talos/address.h"
 #include "common/talos/talosconfig.h"
 #include "common/util/result.h"
 
@@ -111,12 +112,24 @@ void add_input_flags(cxxopts::Options& opts);
 InputOptions to_input_options(const cxxopts::ParseResult& r);
 
 // Talos: --talosconfig, the talosconfig context (--context for tools that speak only to Talos,
-// --talos-context for those that speak to both), --call-timeout, --concurrency.
+// --talos-context for those that speak to both), --call-timeout, --concurrency, --endpoints
+// ADDR,... and --direct (how nodes are reached, endpoint_for).
 struct TalosOptions {
     std::string talosconfig;
     std::string context;
     std::int64_t call_timeout_ms = 20000;
     int concurrency = 16;
+    std::vector<talos::Address> endpoints; // --endpoints, each checked by parse_address
+    bool direct = false;                   // --direct: dial every node, whatever the context says
+
+    // The endpoint the nodes are reached through, with `node` metadata (talosctl's endpoints and
+    // nodes): the first of --endpoints when given (the user asks for it); else, without --direct,
+    // the first of the context's endpoints when the context names `nodes` (it is set up for
+    // reaching nodes behind its endpoints, as talosctl uses it); else none: every node is dialled
+    // directly. One endpoint, one connection: talosctl's round robin over several is not made.
+    // Error (Config) when the context's endpoint is not a valid address.
+    [[nodiscard]] Result<std::optional<talos::Address>>
+    endpoint_for(const talos::TalosContext& context) const;
 
     // The talosconfig (--talosconfig, else $TALOSCONFIG, else ~/.talos/config) and its context,
     // checked (talos::load_context).

@@ -27,9 +27,10 @@ class NodeInspection {
   public:
     using Finished = std::function<void(Value item, Value results)>;
 
-    NodeInspection(const talos::Address& a, const RunContext& run, talos::Loop& loop,
-                   Finished finished)
-        : m_run(run), m_loop(loop), m_finished(std::move(finished)), m_r{a, skeleton(a, run)} {}
+    NodeInspection(const talos::Address& a, const RunContext& run, const talos::Endpoint* endpoint,
+                   talos::Loop& loop, Finished finished)
+        : m_run(run), m_endpoint(endpoint), m_loop(loop),
+          m_finished(std::move(finished)), m_r{a, skeleton(a, run)} {}
 
     void start() { start_version(); }
 
@@ -49,6 +50,8 @@ class NodeInspection {
         if (m_insecure) {
             m_client.emplace(m_r.address, talos::insecure(s.fingerprints, s.call_timeout_ms));
             at(f::k_tls_outcome) = s.fingerprints.empty() ? f::tls::k_insecure : f::tls::k_pinned;
+        } else if (m_endpoint != nullptr) {
+            m_client.emplace(*m_endpoint, m_r.address.host); // apid adds the port itself
         } else {
             m_client.emplace(m_r.address, talos::mutual_tls(*s.context, s.call_timeout_ms));
         }
@@ -68,6 +71,8 @@ class NodeInspection {
             finish();
         } else if (v.ok()) {
             start_configured_reads(*v);
+        } else if (m_endpoint != nullptr) {
+            after_forwarded_failure(v.error());
         } else if (v.error().code == talos::code::k_unknown_authority) {
             start_probe();
         } else {
@@ -76,6 +81,50 @@ class NodeInspection {
             m_r.add(doc::Severity::Error, v.error().message, v.error().code);
             finish();
         }
+    }
+
+    // Through an endpoint, Version failed: the hop to the endpoint (EndpointRefused), the node's
+    // certificate as the endpoint checked it (UnknownAuthority), or the node did not answer.
+    void after_forwarded_failure(const Error& e) {
+        const std::string& ep = m_endpoint->address().text;
+        const std::string& node = m_r.address.text;
+        bool handshake =
+            talos::own_connection_failure(e.message) && e.code != talos::code::k_unreachable;
+        bool no_forwarding = e.code == talos::code::k_permission_denied &&
+                             e.message.find("no request forwarding") != std::string::npos;
+        if (handshake || no_forwarding) {
+            at(f::k_mode) = f::mode::k_unreachable;
+            at(f::k_tls_outcome) = f::tls::k_failed;
+            m_r.add(doc::Severity::Error,
+                    node + ": not reached: the endpoint " + ep +
+                        (handshake ? " refused this client (the TLS handshake with the endpoint "
+                                     "failed: it is not of the talosconfig's cluster, or the "
+                                     "talosconfig is the wrong one)"
+                                   : " does not forward calls (a worker: endpoints must be "
+                                     "control-plane nodes)") +
+                        "; " + e.message,
+                    std::string(talos::code::k_endpoint_refused));
+            finish();
+            return;
+        }
+        if (talos::forwarded_unknown_authority(e.message)) {
+            at(f::k_mode) = f::mode::k_configured;
+            at(f::k_tls_outcome) = f::tls::k_unknown_authority;
+            const std::string ctx = settings().context ? settings().context->name : "";
+            m_r.add(doc::Severity::Error,
+                    node + ": its Talos API certificate, as the endpoint " + ep +
+                        " checked it, is not signed by the CA of talosconfig context \"" + ctx +
+                        "\": the node belongs to another cluster, or is in maintenance mode "
+                        "(read those directly: kubectl ichor inspect --insecure " +
+                        node + ")",
+                    std::string(talos::code::k_unknown_authority));
+            finish();
+            return;
+        }
+        at(f::k_mode) = f::mode::k_unreachable;
+        at(f::k_tls_outcome) = f::tls::k_failed;
+        m_r.add(doc::Severity::Error, e.message, e.code);
+        finish();
     }
 
     // --- 2. Probe ------------------------------------------------------------------------------
@@ -262,6 +311,7 @@ class NodeInspection {
     }
 
     const RunContext& m_run;
+    const talos::Endpoint* m_endpoint; // null: dialled directly
     talos::Loop& m_loop;
     Finished m_finished;
     NodeReading m_r;
@@ -281,6 +331,13 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
                                    const Settings& s) {
     RunContext run(s);
     std::vector<NodeReport> out(addresses.size());
+    // Through an endpoint, one channel for every node on every loop: one handshake for the
+    // cluster (gRPC channels may be shared between threads).
+    std::optional<talos::Endpoint> endpoint;
+    if (s.endpoint && s.context && !s.insecure) {
+        endpoint.emplace(*s.endpoint, talos::mutual_tls(*s.context, s.call_timeout_ms));
+    }
+    const talos::Endpoint* ep = endpoint ? &*endpoint : nullptr;
     std::atomic<std::size_t> next{0};
     int concurrency = std::max(s.concurrency, 1);
     // One loop per core, up to four: a loop's thread does the TLS and parsing of its nodes, so a
@@ -299,7 +356,7 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
                 return;
             }
             nodes.push_back(std::make_unique<NodeInspection>(
-                addresses[i], run, loop, [&, i](Value item, Value results) {
+                addresses[i], run, ep, loop, [&, i](Value item, Value results) {
                     out[i] = NodeReport{std::move(item), std::move(results)};
                     start_next();
                 }));

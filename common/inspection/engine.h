@@ -30,6 +30,13 @@
 // Unreachable, Unavailable) is reported once, at its first call in the fixed order; its later
 // replies are not looked at and no later phase starts.
 //
+// Through an endpoint (Settings::endpoint): the phases are the same but for the Probe, which
+// needs a direct dial: a forwarded Version that fails with the node's certificate not signed by
+// the endpoint's CA is UnknownAuthority at once (another cluster's node, or one in maintenance,
+// read directly with --insecure). A failure of the hop to the endpoint itself (its TLS
+// handshake, or a worker's PermissionDenied "no request forwarding") is EndpointRefused, naming
+// the endpoint and the node, and the node is unreachable.
+//
 // Threading: read_nodes blocks until every node is read. It runs one talos::Loop per core, up to
 // four and at most one per node, each on its own thread, the calling thread running one; a node
 // stays on one loop. It shares nothing mutable between calls.
@@ -54,6 +61,10 @@ struct Settings {
     std::vector<std::string> fingerprints; // pins for insecure reads (canonical form)
     std::int64_t call_timeout_ms = 20000;
     int concurrency = 16;
+    // When set, every node is reached through this endpoint (mutual TLS only: maintenance mode
+    // does not forward): one channel for all nodes, the node's host in each call's `node`
+    // metadata. Ignored with `insecure` or without a context (those dial directly).
+    std::optional<talos::Address> endpoint;
 };
 
 // One node's reading: its Inspection item and the results that name it.

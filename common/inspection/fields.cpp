@@ -14,6 +14,7 @@ std::span<const Path> all_paths() {
         k_name,
         k_address,
         k_port,
+        k_via_endpoint,
         k_talosconfig_path,
         k_talosconfig_context,
         k_talosconfig_ca_fingerprint,

@@ -28,6 +28,8 @@ inline constexpr Path k_name{"metadata.name"}; // the address as given (host or 
 
 inline constexpr Path k_address{"spec.address"};
 inline constexpr Path k_port{"spec.port"};
+// Through an endpoint: the endpoint as given (host or host:port); absent when dialled directly.
+inline constexpr Path k_via_endpoint{"spec.endpoint"};
 inline constexpr Path k_talosconfig_path{"spec.talosconfig.path"};
 inline constexpr Path k_talosconfig_context{"spec.talosconfig.context"};
 inline constexpr Path k_talosconfig_ca_fingerprint{"spec.talosconfig.caFingerprint"};

@@ -44,6 +44,9 @@ Value skeleton(const talos::Address& a, const RunContext& run) {
     put(v, f::k_name) = a.text;
     put(v, f::k_address) = a.host;
     put(v, f::k_port) = a.port;
+    if (s.endpoint && s.context && !s.insecure) { // as read_nodes decides
+        put(v, f::k_via_endpoint) = s.endpoint->text;
+    }
     if (s.context) {
         put(v, f::k_talosconfig_path) = s.talosconfig_path;
         put(v, f::k_talosconfig_context) = s.context->name;

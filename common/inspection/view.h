@@ -36,6 +36,8 @@ class View {
     // spec.port when it is an integer.
     [[nodiscard]] std::optional<std::int64_t> port() const;
     [[nodiscard]] std::string talosconfig_path() const { return text(field::k_talosconfig_path); }
+    // The endpoint the node was reached through; empty when it was dialled directly.
+    [[nodiscard]] std::string via_endpoint() const { return text(field::k_via_endpoint); }
     [[nodiscard]] std::string talosconfig_ca_fingerprint() const {
         return text(field::k_talosconfig_ca_fingerprint);
     }

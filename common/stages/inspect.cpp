@@ -19,6 +19,7 @@ inspection::Settings settings_of(const InspectOptions& o) {
     s.fingerprints = o.fingerprints;
     s.call_timeout_ms = o.call_timeout_ms;
     s.concurrency = o.concurrency;
+    s.endpoint = o.endpoint;
     return s;
 }
 

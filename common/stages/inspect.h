@@ -23,6 +23,8 @@ struct InspectOptions {
     std::vector<std::string> fingerprints; // pins for insecure reads (canonical form)
     std::int64_t call_timeout_ms = 20000;
     int concurrency = 16;
+    // When set, every address is reached through this endpoint (inspection::Settings::endpoint).
+    std::optional<talos::Address> endpoint;
 };
 
 struct InspectOutcome {

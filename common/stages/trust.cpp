@@ -79,11 +79,13 @@ Verdict judge(const inspection::View& node, const bundle::Bundle& b, const Trust
     const std::string ca = node.talos_ca();
     bool id_ok = !id.empty() && id == b.cluster_id;
     // The CA is known from the configuration; a reader certificate cannot read that, but a TLS
-    // handshake verified against the bundle's CA proves the same.
+    // handshake verified against the bundle's CA proves the same, when it was the node's own:
+    // through an endpoint the handshake verified was the endpoint's, so only the configuration
+    // counts.
     bool ca_ok = false;
     if (!ca.empty()) {
         ca_ok = normalise_pem(ca) == normalise_pem(b.os_ca_pem());
-    } else if (tls == f::tls::k_verified) {
+    } else if (tls == f::tls::k_verified && node.via_endpoint().empty()) {
         auto bundle_fp = util::certificate_fingerprint(b.os_ca_pem());
         ca_ok = bundle_fp && *bundle_fp == node.talosconfig_ca_fingerprint();
     }

@@ -103,6 +103,26 @@ NodeClient::Impl::Impl(Address a, DialOptions o)
       storage(storage::StorageService::NewStub(channel)),
       state(cosi::resource::State::NewStub(channel)) {}
 
+NodeClient::Impl::Impl(const Endpoint::State& e, std::string node)
+    : address(e.address), options(e.options), peer(e.peer), channel(e.channel),
+      machine(machine::MachineService::NewStub(channel)),
+      storage(storage::StorageService::NewStub(channel)),
+      state(cosi::resource::State::NewStub(channel)) {
+    options.node = std::move(node);
+    label = options.node;
+}
+
+Endpoint::Endpoint(Address address, DialOptions options) : m_state(std::make_shared<State>()) {
+    m_state->address = std::move(address);
+    m_state->options = std::move(options);
+    m_state->options.node.clear();
+    m_state->channel = make_channel(m_state->address, m_state->options, m_state->peer);
+}
+
+const Address& Endpoint::address() const {
+    return m_state->address;
+}
+
 void NodeClient::Impl::prepare(grpc::ClientContext& ctx) const {
     // gRPC takes deadlines only on the system clock.
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -136,12 +156,14 @@ void NodeClient::Impl::finish(std::size_t call, Clock::time_point start, bool ok
     // The channel keeps its connection, so the certificate rarely changes between calls:
     // parse it only when it does (bench/README.md: the parse was a fifth of the client's CPU).
     std::string_view pem(pems.front().data(), pems.front().size());
-    if (pem == last_peer_pem) {
+    std::lock_guard lock(peer->mu);
+    if (pem == peer->last_pem) {
         return;
     }
-    last_peer_pem.assign(pem);
-    auto fp = spki_fingerprint(last_peer_pem);
-    peer->record(fp ? std::optional<std::string>(*fp) : std::nullopt, false);
+    peer->last_pem.assign(pem);
+    auto fp = spki_fingerprint(peer->last_pem);
+    peer->fingerprint = fp ? std::optional<std::string>(*fp) : std::nullopt;
+    peer->mismatch = false;
 }
 
 Error NodeClient::Impl::failure(std::string_view method, const grpc::Status& st) const {
@@ -175,6 +197,8 @@ DialOptions insecure(std::vector<std::string> fingerprints, std::int64_t call_ti
 
 NodeClient::NodeClient(Address address, DialOptions options)
     : m_impl(std::make_shared<Impl>(std::move(address), std::move(options))) {}
+NodeClient::NodeClient(const Endpoint& endpoint, std::string node)
+    : m_impl(std::make_shared<Impl>(*endpoint.m_state, std::move(node))) {}
 NodeClient::~NodeClient() = default;
 NodeClient::NodeClient(NodeClient&&) noexcept = default;
 NodeClient& NodeClient::operator=(NodeClient&&) noexcept = default;

@@ -1,4 +1,6 @@
-// A client of one Talos node's API (apid, port 50000), dialled directly.
+// A client of one Talos node's API (apid, port 50000), dialled directly or reached through an
+// endpoint (an Endpoint: one connection to a control plane's apid, which forwards each call to the
+// node named in its `node` metadata, as talosctl 1.14 does; reference/talos-api.md §1.2).
 //
 // Two ways to dial (reference/talos-api.md §1):
 //   TlsMode::Mutual   mTLS with a talosconfig context: the server certificate must chain to the
@@ -74,10 +76,30 @@ struct CallRecord {
     bool ok = false;
 };
 
+// One gRPC channel to an endpoint, shared by the NodeClients of every node reached through it:
+// one TLS handshake and one channel set-up for the whole cluster. The TLS identity verified is the
+// endpoint's (DialOptions as for a direct dial; its `node` is ignored). Copies share the channel;
+// it may be used from several threads at once (gRPC channels are thread-safe) and lives as long as
+// the last copy or client made from it.
+class Endpoint {
+  public:
+    Endpoint(Address address, DialOptions options);
+    [[nodiscard]] const Address& address() const;
+
+    struct State;
+
+  private:
+    friend class NodeClient;
+    std::shared_ptr<State> m_state;
+};
+
 class NodeClient {
   public:
     // Does not connect: gRPC connects on the first call, so errors arrive from the calls.
     NodeClient(Address address, DialOptions options);
+    // The node `node` (a bare host: apid adds the port) through `endpoint`: every call carries
+    // `node` metadata; messages name the node; peer_fingerprint() is the endpoint's.
+    NodeClient(const Endpoint& endpoint, std::string node);
     ~NodeClient();
     NodeClient(NodeClient&&) noexcept;
     NodeClient& operator=(NodeClient&&) noexcept;
@@ -122,7 +144,8 @@ class NodeClient {
     void etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done);
 
     // The SPKI fingerprint of the certificate the server presented on the last handshake
-    // (either mode); nullopt before any handshake got that far.
+    // (either mode; through an endpoint, the endpoint's); nullopt before any handshake got that
+    // far.
     [[nodiscard]] std::optional<std::string> peer_fingerprint() const;
     // Every call made so far, in the order they started.
     [[nodiscard]] const std::vector<CallRecord>& calls() const;

@@ -22,12 +22,22 @@ struct PeerState {
     std::mutex mu;
     std::optional<std::string> fingerprint;
     bool mismatch = false;
+    // The server certificate last fingerprinted: the clients of an endpoint share it, so the
+    // endpoint's certificate is parsed once for the cluster, not once per node.
+    std::string last_pem;
 
     void record(std::optional<std::string> fp, bool mismatched) {
         std::lock_guard lock(mu);
         fingerprint = std::move(fp);
         mismatch = mismatched;
     }
+};
+
+struct Endpoint::State {
+    Address address;
+    DialOptions options;
+    std::shared_ptr<PeerState> peer = std::make_shared<PeerState>();
+    std::shared_ptr<grpc::Channel> channel;
 };
 
 struct NodeClient::Impl {
@@ -40,9 +50,10 @@ struct NodeClient::Impl {
     std::unique_ptr<storage::StorageService::Stub> storage;
     std::unique_ptr<cosi::resource::State::Stub> state;
     std::vector<CallRecord> calls;
-    std::string last_peer_pem; // the server certificate last fingerprinted
 
     Impl(Address a, DialOptions o);
+    // Through an endpoint: its channel and handshake state, `node` in every call.
+    Impl(const Endpoint::State& endpoint, std::string node);
 
     // Sets the call's deadline and the `node` metadata.
     void prepare(grpc::ClientContext& ctx) const;

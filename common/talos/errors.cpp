@@ -82,6 +82,18 @@ Class classify(const CallFailure& f) {
 
 } // namespace
 
+bool own_connection_failure(std::string_view message) {
+    return contains_any(message, {"failed to connect to all addresses", "dns resolution failed"}) ||
+           (contains_any(message, {"handshake failed"}) &&
+            !contains_any(message, {"connection error: desc"}));
+}
+
+bool forwarded_unknown_authority(std::string_view message) {
+    return !own_connection_failure(message) &&
+           contains_any(message, {"certificate signed by unknown authority",
+                                  "failed to verify certificate"});
+}
+
 bool node_gone(std::string_view c) {
     return c == code::k_timeout || c == code::k_unreachable || c == code::k_unavailable;
 }

@@ -24,7 +24,21 @@ inline constexpr std::string_view k_permission_denied = "PermissionDenied";
 inline constexpr std::string_view k_not_found = "NotFound";
 inline constexpr std::string_view k_internal = "Internal";
 inline constexpr std::string_view k_fingerprint_mismatch = "FingerprintMismatch";
+// Through an endpoint: the endpoint itself refused (its TLS handshake failed, or it does not
+// forward); not a finding about the node behind it.
+inline constexpr std::string_view k_endpoint_refused = "EndpointRefused";
 } // namespace code
+
+// Through an endpoint, whether a failed call's message is this client's own connection failure
+// (gRPC's "failed to connect to all addresses", a failed handshake with the endpoint) rather than
+// an error the endpoint's apid sent back for the forwarded hop (Go's text, "connection error:
+// desc = ...").
+bool own_connection_failure(std::string_view message);
+// Through an endpoint, whether the endpoint's apid reported that the forwarded hop's TLS handshake
+// failed on the target's certificate (Go's "x509: certificate signed by unknown authority"): the
+// target is not of the endpoint's cluster. classify_failure leaves that Unavailable (a direct
+// node's own hop is its problem); the inspection through an endpoint makes it UnknownAuthority.
+bool forwarded_unknown_authority(std::string_view message);
 
 // True for the codes after which a node is taken as gone (Timeout, Unreachable, Unavailable): it
 // did not answer, or its API answers nothing but UNAVAILABLE. What is left of its reading is not

@@ -87,9 +87,23 @@ class FakeMachine final : public machine::MachineService::Service {
     FakeMachine(Recorder& r, Script& s) : m_rec(r), m_script(s) {}
 
   private:
-    grpc::Status Version(grpc::ServerContext*, const google::protobuf::Empty*,
+    grpc::Status Version(grpc::ServerContext* ctx, const google::protobuf::Empty*,
                          machine::VersionResponse* resp) override {
         Served s(m_rec, "Version");
+        // Playing an endpoint's apid: the `node` named decides what the forwarded call meets.
+        auto node = ctx->client_metadata().find("node");
+        if (node != ctx->client_metadata().end()) {
+            std::string target(node->second.data(), node->second.size());
+            if (target == "worker-endpoint") {
+                return {grpc::StatusCode::PERMISSION_DENIED, "no request forwarding"};
+            }
+            if (target == "other-cluster") {
+                return {grpc::StatusCode::UNAVAILABLE,
+                        "connection error: desc = \"transport: authentication handshake failed: "
+                        "tls: failed to verify certificate: x509: certificate signed by unknown "
+                        "authority\""};
+            }
+        }
         resp->add_messages()->mutable_version()->set_tag("v1.13.9");
         return grpc::Status::OK;
     }
@@ -450,4 +464,49 @@ TEST_CASE("a node that does not answer is unreachable after one call; reports ke
     CHECK(result_codes(out[0].results) == std::vector<std::string>{"error Unreachable"});
     CHECK(timing_calls(out[0].item) == std::vector<std::string>{"Version (failed)"});
     CHECK(inspection::read_nodes({}, s).empty());
+}
+
+TEST_CASE("through an endpoint: every node over one channel, the endpoint's refusals named apart",
+          "[inspection][engine][grpc]") {
+    FakeNode endpoint(fx::k_server_crt, fx::k_server_key, true);
+    auto s = admin();
+    s.endpoint = endpoint.address();
+    std::vector<Address> nodes = {*parse_address("10.0.0.5"), *parse_address("worker-endpoint"),
+                                  *parse_address("other-cluster")};
+    auto out = inspection::read_nodes(nodes, s);
+    REQUIRE(out.size() == 3);
+    inspection::View ok(out[0].item);
+    CHECK(ok.mode() == "configured");
+    CHECK(ok.via_endpoint() == endpoint.address().text);
+    CHECK(out[0].results.empty());
+
+    CHECK(inspection::View(out[1].item).mode() == "unreachable");
+    CHECK(result_codes(out[1].results) == std::vector<std::string>{"error EndpointRefused"});
+    std::string refused = out[1].results[0]["message"];
+    CHECK(refused.find("worker-endpoint: not reached: the endpoint " + endpoint.address().text +
+                       " does not forward") == 0);
+
+    CHECK(inspection::View(out[2].item).tls_outcome() == "unknownAuthority");
+    CHECK(result_codes(out[2].results) == std::vector<std::string>{"error UnknownAuthority"});
+    std::string other = out[2].results[0]["message"];
+    CHECK(other.find("other-cluster: its Talos API certificate, as the endpoint") == 0);
+    // No probe through an endpoint: only the one Version of each refused node reached it.
+    int versions = 0;
+    for (const auto& a : endpoint.arrivals()) {
+        versions += a.method == "Version" ? 1 : 0;
+    }
+    CHECK(versions == 3);
+}
+
+TEST_CASE("an endpoint of another CA refuses every node: EndpointRefused, not UnknownAuthority",
+          "[inspection][engine][grpc]") {
+    FakeNode endpoint(fx::k_other_server_crt, fx::k_other_server_key, true);
+    auto s = admin();
+    s.endpoint = endpoint.address();
+    auto r = read_one(*parse_address("10.0.0.5"), s);
+    CHECK(inspection::View(r.item).mode() == "unreachable");
+    CHECK(result_codes(r.results) == std::vector<std::string>{"error EndpointRefused"});
+    std::string m = r.results[0]["message"];
+    CHECK(m.find("10.0.0.5: not reached: the endpoint " + endpoint.address().text +
+                 " refused this client") == 0);
 }

@@ -1,5 +1,7 @@
 #include "common/stages/trust.h"
+#include "common/util/pem.h"
 #include "common/util/strings.h"
+#include "test_talos_fixtures.h"
 
 #include <catch2/catch.hpp>
 
@@ -9,9 +11,10 @@ using doc::Value;
 namespace {
 const std::string k_ca = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n";
 
-bundle::Bundle make_bundle() {
-    std::string text = "cluster:\n  id: prod-id\n  secret: s\ncerts:\n  os:\n    crt: " +
-                       util::base64_encode(k_ca) + "\n    key: k\n";
+bundle::Bundle make_bundle(const std::string& ca = k_ca) {
+    std::string text =
+        "cluster:\n  id: prod-id\n  secret: s\ncerts:\n  os:\n    crt: " + util::base64_encode(ca) +
+        "\n    key: k\n";
     auto b = bundle::parse(text, "secrets.yaml");
     REQUIRE(b.ok());
     return *b;
@@ -126,4 +129,34 @@ TEST_CASE("a refusal folds the node's own findings from inspect into one", "[sta
     // ... and another node's finding, or an unrelated info, stays as it was.
     CHECK(code_of(list.results[1]) == "PermissionDenied");
     CHECK(code_of(list.results[2]) == "Timings");
+}
+
+TEST_CASE("through an endpoint the verified handshake is the endpoint's: the configuration judges",
+          "[stages][trust]") {
+    auto b = make_bundle(ichor::talos::fixtures::k_ca_crt);
+    auto bundle_fp = util::certificate_fingerprint(b.os_ca_pem());
+    REQUIRE(bundle_fp);
+    // No talosCA read (a reader), the talosconfig's CA the bundle's, the handshake verified:
+    // direct, the handshake proves the CA; through an endpoint it proves only the endpoint's.
+    auto reader = [&](bool via) {
+        Value v = inspection("10.0.0.7", "configured", "verified", "prod-id", "", "prod");
+        v["status"]["facts"].erase("talosCA");
+        v["spec"]["talosconfig"]["caFingerprint"] = *bundle_fp;
+        if (via) {
+            v["spec"]["endpoint"] = "10.0.0.1";
+        }
+        return v;
+    };
+    doc::ResourceList list;
+    list.items.push_back(reader(false));
+    list.items.push_back(reader(true));
+    list.items.push_back(inspection("10.0.0.8", "configured", "verified", "prod-id",
+                                    ichor::talos::fixtures::k_ca_crt, "prod"));
+    list.items[2]["spec"]["endpoint"] = "10.0.0.1";
+    stages::check_trust(list, {&b, "prod", "ichor-system"});
+    CHECK(list.items[0]["status"]["trust"]["talosCA"] == true);
+    CHECK(list.items[1]["status"]["trust"]["talosCA"] == false);
+    CHECK(list.items[1]["status"]["trust"]["verdict"] != "Member");
+    // Its own configuration naming the bundle's CA: a member, through the endpoint too.
+    CHECK(list.items[2]["status"]["trust"]["verdict"] == "Member");
 }

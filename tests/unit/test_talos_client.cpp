@@ -1,6 +1,7 @@
 // The node client against in-process gRPC servers with Ed25519 certificates: mutual TLS, another
 // CA, maintenance-mode dials with and without a pin, deadlines, COSI reads and the envelope.
 #include "common/talos/client.h"
+#include "common/talos/errors.h"
 #include "machine/machine.grpc.pb.h"
 #include "test_talos_fixtures.h"
 #include "v1alpha1/state.grpc.pb.h"
@@ -317,4 +318,32 @@ TEST_CASE("a loop with nothing started returns at once", "[talos]") {
     Loop loop;
     loop.run();
     CHECK(loop.pending() == 0);
+}
+
+TEST_CASE("clients through one endpoint share its connection, each naming its node",
+          "[talos][grpc]") {
+    TestServer server(fx::k_server_crt, fx::k_server_key, true);
+    auto opts = mtls();
+    opts.node = "ignored"; // the endpoint's own dial names no node
+    Endpoint ep(server.address(), opts);
+    NodeClient a(ep, "10.0.0.22");
+    NodeClient b(ep, "10.0.0.23");
+    CHECK(a.label() == "10.0.0.22");
+    CHECK(*a.hostname() == "10.0.0.22");
+    CHECK(*b.hostname() == "10.0.0.23");
+    // The endpoint's certificate, seen once for both.
+    REQUIRE(a.peer_fingerprint());
+    CHECK(b.peer_fingerprint() == a.peer_fingerprint());
+    CHECK(ep.address().text == server.address().text);
+}
+
+TEST_CASE("an endpoint from another CA fails every node's call with UnknownAuthority",
+          "[talos][grpc]") {
+    TestServer server(fx::k_other_server_crt, fx::k_other_server_key, true);
+    Endpoint ep(server.address(), mtls());
+    NodeClient a(ep, "10.0.0.22");
+    auto v = a.version();
+    REQUIRE_FALSE(v.ok());
+    CHECK(v.error().code == "UnknownAuthority");
+    CHECK(own_connection_failure(v.error().message));
 }

@@ -108,3 +108,23 @@ TEST_CASE("a node is gone when it did not answer or its API is unavailable, not 
             .code));
     CHECK_FALSE(node_gone(""));
 }
+
+TEST_CASE("through an endpoint: the client's own hop is told from the forwarded one", "[talos]") {
+    const char* own =
+        "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.11:50000: Ssl "
+        "handshake failed: SSL_ERROR_SSL: error:0A000086:SSL routines::certificate verify failed";
+    const char* own_refused_cert =
+        "Ssl handshake failed: SSL_ERROR_SSL: error:0A000418:SSL routines::tlsv1 alert unknown ca";
+    const char* forwarded = "connection error: desc = \"transport: authentication handshake "
+                            "failed: tls: failed to verify certificate: x509: certificate signed "
+                            "by unknown authority\"";
+    CHECK(own_connection_failure(own));
+    CHECK(own_connection_failure(own_refused_cert));
+    CHECK_FALSE(own_connection_failure(forwarded));
+    CHECK_FALSE(own_connection_failure("no request forwarding"));
+    CHECK(forwarded_unknown_authority(forwarded));
+    CHECK_FALSE(forwarded_unknown_authority(own));
+    CHECK_FALSE(forwarded_unknown_authority("etcd is down"));
+    // classify_failure keeps the forwarded hop Unavailable; the inspection decides what it means.
+    CHECK(classify(grpc::StatusCode::UNAVAILABLE, forwarded).code == "Unavailable");
+}

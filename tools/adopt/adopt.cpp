@@ -185,6 +185,11 @@ stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list)
     }
     io.context = c.talos;
     io.talosconfig_path = c.talosconfig_path;
+    auto ep = o.talos.endpoint_for(c.talos);
+    if (!ep) {
+        return stages::failed(ep.error());
+    }
+    io.endpoint = *ep;
     io.call_timeout_ms = o.talos.call_timeout_ms;
     io.concurrency = o.talos.concurrency;
     stages::inspect(list, io);

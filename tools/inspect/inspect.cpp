@@ -115,6 +115,13 @@ Result<stages::InspectOptions> resolve(const Options& o, const cli::Streams& s) 
     }
     io.context = ctx->context;
     io.talosconfig_path = ctx->path;
+    if (!o.insecure) { // maintenance mode does not forward: --insecure always dials directly
+        auto ep = o.talos.endpoint_for(ctx->context);
+        if (!ep) {
+            return ep.error();
+        }
+        io.endpoint = *ep;
+    }
     return io;
 }
 

@@ -100,6 +100,13 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                 return talos.error();
             }
             o.talos = *talos;
+            // A reset wipes the machine it reaches: reclaim reaches it only over a direct
+            // connection, so that the node reset is the one whose certificate was checked.
+            if (!o.talos.endpoints.empty()) {
+                return cli::usage_error(
+                    "reclaim resets only over a direct connection: --endpoints is refused",
+                    "give the node's own address, reachable from here, without --endpoints");
+            }
             o.kube = cli::to_kube_options(r, true);
             auto out = cli::to_output_options(r);
             if (!out) {

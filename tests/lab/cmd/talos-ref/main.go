@@ -2,7 +2,11 @@
 // Talos's own client library, the calls an inspection makes, and prints one JSON line per node
 // with the timing of each call.
 //
-//	talos-ref --talosconfig F [--concurrency N] [--insecure] ADDR...
+// With --endpoint E it reads the nodes as talosctl 1.14 does (reference/cni.md §5.6): one client,
+// one connection to E, and each node's calls with that node in the call's context
+// (client.WithNode: single-valued `node` metadata), which E's apid forwards.
+//
+//	talos-ref --talosconfig F [--concurrency N] [--insecure] [--endpoint E] ADDR...
 package main
 
 import (
@@ -52,10 +56,11 @@ func main() {
 	talosconfig := flag.String("talosconfig", "", "talosconfig file (its current context)")
 	concurrency := flag.Int("concurrency", 16, "nodes read at the same time")
 	insecure := flag.Bool("insecure", false, "maintenance mode: no client certificate, no server verification")
+	endpoint := flag.String("endpoint", "", "reach every node through this endpoint, the node in each call's context")
 	flag.Parse()
 
-	if (*talosconfig == "" && !*insecure) || flag.NArg() == 0 || *concurrency < 1 {
-		fmt.Fprintln(os.Stderr, "usage: talos-ref --talosconfig F [--concurrency N] [--insecure] ADDR...")
+	if (*talosconfig == "" && !*insecure) || flag.NArg() == 0 || *concurrency < 1 || (*endpoint != "" && *insecure) {
+		fmt.Fprintln(os.Stderr, "usage: talos-ref --talosconfig F [--concurrency N] [--insecure | --endpoint E] ADDR...")
 		os.Exit(2)
 	}
 
@@ -68,6 +73,20 @@ func main() {
 			fmt.Fprintf(os.Stderr, "talos-ref: %v\n", err)
 			os.Exit(3)
 		}
+	}
+
+	// Through an endpoint: one client, so one connection, for every node.
+	var shared *client.Client
+
+	if *endpoint != "" {
+		var err error
+
+		if shared, err = client.New(context.Background(), client.WithConfig(cfg), client.WithEndpoints(*endpoint)); err != nil {
+			fmt.Fprintf(os.Stderr, "talos-ref: %v\n", err)
+			os.Exit(3)
+		}
+
+		defer shared.Close() //nolint:errcheck
 	}
 
 	var (
@@ -84,7 +103,7 @@ func main() {
 			defer wg.Done()
 
 			sem <- struct{}{}
-			r := read(cfg, *insecure, addr)
+			r := read(cfg, *insecure, shared, addr)
 			<-sem
 
 			line, _ := json.Marshal(r) //nolint:errcheck,errchkjson
@@ -104,30 +123,39 @@ func main() {
 	}
 }
 
-func read(cfg *clientconfig.Config, insecure bool, addr string) result {
+func read(cfg *clientconfig.Config, insecure bool, shared *client.Client, addr string) result {
 	start := time.Now()
 	r := result{Address: addr, Calls: []call{}}
 
-	opts := []client.OptionFunc{client.WithEndpoints(addr)}
-	if insecure {
-		opts = append(opts, client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	c := shared
+	base := context.Background()
+
+	if shared != nil {
+		base = client.WithNode(base, addr)
 	} else {
-		opts = append(opts, client.WithConfig(cfg))
+		opts := []client.OptionFunc{client.WithEndpoints(addr)}
+		if insecure {
+			opts = append(opts, client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+		} else {
+			opts = append(opts, client.WithConfig(cfg))
+		}
+
+		var err error
+
+		c, err = client.New(context.Background(), opts...)
+		if err != nil {
+			r.Error = err.Error()
+
+			return r
+		}
+
+		defer c.Close() //nolint:errcheck
 	}
-
-	c, err := client.New(context.Background(), opts...)
-	if err != nil {
-		r.Error = err.Error()
-
-		return r
-	}
-
-	defer c.Close() //nolint:errcheck
 
 	state := cosiv1alpha1.NewStateClient(c.Conn())
 
 	do := func(name string, f func(ctx context.Context) (int, error)) error {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		ctx, cancel := context.WithTimeout(base, callTimeout)
 		defer cancel()
 
 		t0 := time.Now()

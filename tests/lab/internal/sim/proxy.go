@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
@@ -212,17 +214,85 @@ func outgoing(ctx context.Context, roles role.Set) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-func (n *Node) invokeRaw(ctx context.Context, target, method string, req []byte, roles role.Set) ([]byte, error) {
+// backends keeps one connection per forwarding node and target for unary calls, as apid's
+// director keeps its remote backends: a cluster read through one endpoint makes one handshake per
+// target, not one per call. A connection is kept only while it works: a call failing Unavailable
+// drops it, so the next call dials afresh (a node that restarted is not left behind gRPC's
+// reconnect backoff), and a change of the forwarding credentials (a reset) drops it. A dropped
+// connection is closed once the calls still on it are past their bounds.
+type backend struct {
+	base *tls.Config
+	addr string
+	conn *grpc.ClientConn
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[*Node]map[string]*backend{}
+)
+
+func (n *Node) backend(target string) (*backend, error) {
+	addr, err := n.sim.resolveTarget(n, target)
+	if err != nil {
+		return nil, err
+	}
+
+	n.sim.mu.Lock()
+	base := n.forwardTLS
+	n.sim.mu.Unlock()
+
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+
+	mine := backends[n]
+	if b := mine[target]; b != nil {
+		if b.base == base && b.addr == addr {
+			return b, nil
+		}
+
+		old := b.conn
+		time.AfterFunc(time.Minute, func() { old.Close() }) //nolint:errcheck
+		delete(mine, target)
+	}
+
 	conn, err := n.dial(target)
 	if err != nil {
 		return nil, err
 	}
 
-	defer conn.Close() //nolint:errcheck
+	if mine == nil {
+		mine = map[string]*backend{}
+		backends[n] = mine
+	}
+
+	b := &backend{base: base, addr: addr, conn: conn}
+	mine[target] = b
+
+	return b, nil
+}
+
+func (n *Node) dropBackend(target string, b *backend) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+
+	if backends[n][target] == b {
+		delete(backends[n], target)
+		time.AfterFunc(time.Minute, func() { b.conn.Close() }) //nolint:errcheck
+	}
+}
+
+func (n *Node) invokeRaw(ctx context.Context, target, method string, req []byte, roles role.Set) ([]byte, error) {
+	b, err := n.backend(target)
+	if err != nil {
+		return nil, err
+	}
 
 	var resp []byte
 
-	err = conn.Invoke(outgoing(ctx, roles), method, &req, &resp, grpc.ForceCodec(rawCodec{}))
+	err = b.conn.Invoke(outgoing(ctx, roles), method, &req, &resp, grpc.ForceCodec(rawCodec{}))
+	if status.Code(err) == codes.Unavailable {
+		n.dropBackend(target, b)
+	}
 
 	return resp, err
 }

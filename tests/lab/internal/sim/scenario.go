@@ -199,7 +199,12 @@ func ParseScenario(data []byte) (*Scenario, error) {
 	return &sc, nil
 }
 
-// BenchScenario is the generator mode: one cluster "bench" with n workers on 127.0.1.1 and up.
+// BenchEndpoint is the address of the bench cluster's control plane: not one of the n workers,
+// it is the endpoint the bench reaches them through (bench/run, through one endpoint).
+const BenchEndpoint = "127.0.3.254"
+
+// BenchScenario is the generator mode: one cluster "bench" with n workers on 127.0.1.1 and up,
+// then its control plane on BenchEndpoint (last, so that it forwards to the workers).
 func BenchScenario(n int) (*Scenario, error) {
 	if n < 1 || n > 256 {
 		return nil, fmt.Errorf("--bench-nodes must be between 1 and 256, got %d", n)
@@ -217,6 +222,12 @@ func BenchScenario(n int) (*Scenario, error) {
 		})
 	}
 
+	sc.Nodes = append(sc.Nodes, NodeSpec{
+		Name:    "bench-cp-1",
+		Address: BenchEndpoint,
+		Cluster: "bench",
+		Role:    RoleControlPlane,
+	})
 	sc.Clusters[0].Endpoint = "https://" + sc.Nodes[0].Address + ":6443"
 
 	if err := sc.complete(); err != nil {

@@ -120,7 +120,11 @@ func TestBenchScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if len(sc.Nodes) != 256 || sc.Nodes[0].Address != "127.0.1.1" || sc.Nodes[254].Address != "127.0.1.255" || sc.Nodes[255].Address != "127.0.2.1" {
+	if cp := sc.Nodes[len(sc.Nodes)-1]; len(sc.Nodes) != 257 || cp.Address != BenchEndpoint || cp.Role != RoleControlPlane {
+		t.Errorf("bench endpoint: %d nodes, last %+v", len(sc.Nodes), cp)
+	}
+
+	if sc.Nodes[0].Address != "127.0.1.1" || sc.Nodes[254].Address != "127.0.1.255" || sc.Nodes[255].Address != "127.0.2.1" {
 		t.Errorf("bench addresses: %s %s %s", sc.Nodes[0].Address, sc.Nodes[254].Address, sc.Nodes[255].Address)
 	}
 
