@@ -170,6 +170,12 @@ class YamlConverter {
 };
 
 void emit_string(std::string& out, const std::string& s, int indent);
+
+// A double-quoted string. Bytes that are not UTF-8 (YAML input may carry them) become U+FFFD
+// instead of nlohmann's type_error escaping the emitter (found by tests/fuzz/fuzz_stream).
+std::string quoted(const std::string& s) {
+    return Value(s).dump(-1, ' ', false, Value::error_handler_t::replace);
+}
 void emit(std::string& out, const Value& v, int indent, bool in_seq);
 
 void emit_scalar(std::string& out, const Value& v, int indent) {
@@ -198,7 +204,7 @@ void emit_empty_or_scalar(std::string& out, const Value& v, int indent) {
 
 void emit_key(std::string& out, const std::string& key) {
     if (needs_quotes(key) || key.find('\n') != std::string::npos) {
-        out += Value(key).dump();
+        out += quoted(key);
     } else {
         out += key;
     }
@@ -322,7 +328,7 @@ void emit_string(std::string& out, const std::string& s, int indent) {
         }
     }
     if (needs_quotes(s) || multiline || !printable_plain(s)) {
-        out += Value(s).dump(); // JSON escapes are valid YAML double-quoted escapes
+        out += quoted(s); // JSON escapes are valid YAML double-quoted escapes
         return;
     }
     out += s;
@@ -671,7 +677,7 @@ std::string to_yaml_stream(const std::vector<Value>& docs) {
 }
 
 std::string to_json(const Value& v) {
-    return v.dump(2) + "\n";
+    return v.dump(2, ' ', false, Value::error_handler_t::replace) + "\n";
 }
 
 const Value* find_path(const Value& v, std::string_view dotted) {
