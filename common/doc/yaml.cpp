@@ -501,6 +501,7 @@ Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_
         return *refused;
     }
     std::vector<Value> docs;
+    std::istringstream in{std::string(text)};
     size_t pos = 0;
     while (true) {
         while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) {
@@ -509,17 +510,20 @@ Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_
         if (pos >= text.size()) {
             break;
         }
-        // Find the end of one JSON value with a SAX pass so that concatenated values work.
+        // Find the end of one JSON value so that concatenated values work.
         std::string_view rest = text.substr(pos);
         size_t consumed = 0;
         Value v;
         try {
             // nlohmann has no "parse a prefix" API; use an input adapter over a stringstream and
             // read what it consumed.
-            std::istringstream in{std::string(rest)};
+            // One stream for the whole text: a copy of the rest per value made a stream of many
+            // small values quadratic (found by tests/fuzz/fuzz_stream running out of memory).
+            in.clear();
+            in.seekg(static_cast<std::streamoff>(pos));
             in >> v; // reads one value, leaving what follows
             auto at = in.tellg();
-            consumed = at < 0 ? rest.size() : static_cast<size_t>(at);
+            consumed = at < 0 ? rest.size() : static_cast<size_t>(at) - pos;
         } catch (const Value::parse_error& e) {
             // Report line and column of the byte offset.
             size_t off = pos + (e.byte > 0 ? e.byte - 1 : 0);

@@ -186,3 +186,12 @@ TEST_CASE("a large legitimate stream of Talos configurations is read", "[doc][li
     REQUIRE(slow);
     CHECK(slow->size() == r->size());
 }
+
+TEST_CASE("a JSON stream of many small values is read in linear time", "[doc][limits]") {
+    // Found by tests/fuzz/fuzz_stream (out of memory): each value copied the rest of the text.
+    std::string many = repeat("[] ", 200000);
+    auto r = parse_documents(many, "input");
+    REQUIRE(r);
+    CHECK(r->size() == 200000);
+    CHECK(refusal("[1] [2 x").message.starts_with("input:1:8: malformed JSON"));
+}
