@@ -64,11 +64,12 @@ Value ResourceList::to_value() const {
 
 Value ref_of(const Value& item) {
     Value ref = Value::object();
-    ref["apiVersion"] = item.value("apiVersion", "");
-    ref["kind"] = item.value("kind", "");
+    // get_string, not value(): a field of another type must not throw (found by fuzz_stream).
+    ref["apiVersion"] = get_string(item, "apiVersion");
+    ref["kind"] = get_string(item, "kind");
     const Value* md = find_path(item, "metadata");
     if (md != nullptr && md->is_object()) {
-        ref["name"] = md->value("name", "");
+        ref["name"] = get_string(*md, "name");
         if (md->contains("namespace")) {
             ref["namespace"] = (*md)["namespace"];
         }
@@ -78,7 +79,8 @@ Value ref_of(const Value& item) {
 
 namespace {
 Status check_item(const Value& item, std::string_view source, size_t index) {
-    if (!item.is_object() || !item.contains("apiVersion") || !item.contains("kind")) {
+    if (!item.is_object() || !item.contains("apiVersion") || !item.contains("kind") ||
+        !item["apiVersion"].is_string() || !item["kind"].is_string()) {
         return make_error(ErrorKind::Usage,
                           std::string(source) + ": document " + std::to_string(index + 1) +
                               " is not a Kubernetes-style object (apiVersion and kind)",
@@ -97,7 +99,7 @@ Result<ResourceList> read_resource_list(std::string_view text, std::string_view 
     ResourceList list;
     if (docs->size() == 1) {
         const Value& d = docs->front();
-        std::string kind = d.is_object() ? d.value("kind", "") : "";
+        std::string kind = get_string(d, "kind"); // any type: tests/fuzz found a list here
         if (kind == "ResourceList" || kind == "List") {
             if (d.contains("items") && !d["items"].is_null()) {
                 if (!d["items"].is_array()) {

@@ -11,6 +11,7 @@
 // it for something else.
 #pragma once
 
+#include "common/doc/limits.h"
 #include "common/util/result.h"
 
 #include <nlohmann/json.hpp>
@@ -28,10 +29,14 @@ enum class Format { Yaml, Json };
 // Parses one or more documents. JSON when the first non-blank character is '{' or '['
 // (one value, or several separated by white space), else a YAML stream ("---" separated).
 // Empty documents are dropped. Errors are Usage errors naming `source`, the line and the column.
-Result<std::vector<Value>> parse_documents(std::string_view text, std::string_view source);
+// `limits` (limits.h) bound the input: max_stream_bytes, depth, values and aliasing.
+Result<std::vector<Value>> parse_documents(std::string_view text, std::string_view source,
+                                           const Limits& limits = k_limits);
 
-// Parses exactly one YAML or JSON document; an empty text gives null.
-Result<Value> parse_one(std::string_view text, std::string_view source);
+// Parses exactly one YAML or JSON document; an empty text gives null. The input may be at most
+// limits.max_document_bytes.
+Result<Value> parse_one(std::string_view text, std::string_view source,
+                        const Limits& limits = k_limits);
 
 // Emits one YAML document (no leading "---"), block style, ending with a newline.
 std::string to_yaml(const Value& v);

@@ -1,12 +1,16 @@
 #include "common/doc/value.h"
 #include "common/doc/yaml_block.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <sstream>
+#include <unordered_set>
 
 namespace ichor::doc {
 
@@ -31,45 +35,147 @@ bool canonical_int(std::string_view s) {
            !(s.starts_with('-') && d == "0");
 }
 
-Value from_yaml(const YAML::Node& node) {
-    switch (node.Type()) {
-    case YAML::NodeType::Null:
-        return nullptr;
-    case YAML::NodeType::Scalar: {
-        const std::string& tag = node.Tag();
-        const std::string& s = node.Scalar();
-        if (tag == "?") {
-            return resolve_plain_scalar(s);
-        }
-        if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
-            tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
-            Value r = resolve_plain_scalar(s);
-            return r;
-        }
-        return s; // quoted, or an explicit/unknown tag: a string
-    }
-    case YAML::NodeType::Sequence: {
-        Value arr = Value::array();
-        for (const auto& item : node) {
-            arr.push_back(from_yaml(item));
-        }
-        return arr;
-    }
-    case YAML::NodeType::Map: {
-        Value obj = Value::object();
-        for (const auto& kv : node) {
-            std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
-            obj[key] = from_yaml(kv.second);
-        }
-        return obj;
-    }
-    case YAML::NodeType::Undefined:
-        break;
-    }
-    return nullptr;
+// Thrown inside the converters to unwind with a refusal already made (caught at their entry).
+struct Refused {
+    Error error;
+};
+
+std::string where(std::string_view source, std::size_t line, std::size_t column) {
+    return std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
+std::string limits_hint() {
+    return "the limits are in docs/design.md, \"Limits of the readers\"";
+}
+
+Error depth_error(std::string_view at, const Limits& limits) {
+    return make_error(ErrorKind::Usage,
+                      std::string(at) + ": the input nests deeper than " +
+                          std::to_string(limits.max_depth) + " levels",
+                      "no Kubernetes or Talos document nests this deep; " + limits_hint(),
+                      "InputLimit");
+}
+
+Error nodes_error(std::string_view source, const Limits& limits) {
+    return make_error(ErrorKind::Usage,
+                      std::string(source) + ": the input has more than " +
+                          std::to_string(limits.max_nodes) + " values",
+                      "split the input; " + limits_hint(), "InputLimit");
+}
+
+// YAML nodes to the document model, counting as it goes (Limits): an alias is a shared node in
+// yaml-cpp's graph, so a naive walk expands an alias bomb to billions of values or never ends on
+// a cyclic alias. A node seen before (same position in the text) is one reached through an alias.
+class YamlConverter {
+  public:
+    YamlConverter(std::string_view source, const Limits& limits)
+        : m_source(source), m_limits(limits) {}
+
+    Value convert(const YAML::Node& node) { return walk(node, false); }
+
+  private:
+    [[noreturn]] void refuse(Error e) { throw Refused{std::move(e)}; }
+
+    std::string at(const YAML::Node& node) const {
+        YAML::Mark m = node.Mark();
+        return where(m_source, static_cast<std::size_t>(m.line + 1),
+                     static_cast<std::size_t>(m.column + 1));
+    }
+
+    void count(const YAML::Node& node, bool aliased) {
+        ++m_decoded;
+        if (aliased) {
+            ++m_aliased;
+        }
+        if (m_decoded > m_limits.max_nodes) {
+            refuse(nodes_error(m_source, m_limits));
+        }
+        if (m_aliased > m_limits.alias_min_aliased && m_decoded > m_limits.alias_min_decoded &&
+            static_cast<double>(m_aliased) / static_cast<double>(m_decoded) >
+                allowed_alias_ratio(m_decoded)) {
+            refuse(make_error(ErrorKind::Usage,
+                              at(node) + ": the document contains excessive aliasing (" +
+                                  std::to_string(m_aliased) + " of the first " +
+                                  std::to_string(m_decoded) + " values come through aliases)",
+                              "expand the anchors (&) and aliases (*) the input needs, or drop "
+                              "them; " +
+                                  limits_hint(),
+                              "InputLimit"));
+        }
+    }
+
+    Value walk(const YAML::Node& node, bool aliased) {
+        const int pos = node.Mark().pos;
+        bool collection = node.IsMap() || node.IsSequence();
+        if (!aliased && !m_seen.insert(pos).second) {
+            aliased = true;
+        }
+        if (aliased && collection && std::find(m_path.begin(), m_path.end(), pos) != m_path.end()) {
+            refuse(make_error(ErrorKind::Usage,
+                              at(node) + ": an alias refers to a collection that contains it",
+                              "an anchored value cannot contain its own alias", "InputLimit"));
+        }
+        count(node, aliased);
+        switch (node.Type()) {
+        case YAML::NodeType::Null:
+            return nullptr;
+        case YAML::NodeType::Scalar: {
+            const std::string& tag = node.Tag();
+            const std::string& s = node.Scalar();
+            if (tag == "?" || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+                tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
+                return resolve_plain_scalar(s);
+            }
+            return s; // quoted, or an explicit/unknown tag: a string
+        }
+        case YAML::NodeType::Sequence:
+        case YAML::NodeType::Map:
+            break;
+        case YAML::NodeType::Undefined:
+            return nullptr;
+        }
+        if (m_path.size() >= m_limits.max_depth) {
+            refuse(depth_error(at(node), m_limits));
+        }
+        m_path.push_back(pos);
+        Value out;
+        if (node.IsSequence()) {
+            out = Value::array();
+            for (const auto& item : node) {
+                out.push_back(walk(item, aliased));
+            }
+        } else {
+            out = Value::object();
+            for (const auto& kv : node) {
+                std::string key;
+                if (kv.first.IsScalar()) {
+                    key = kv.first.Scalar();
+                } else {
+                    walk(kv.first, aliased); // counted (and refused) before it is emitted
+                    key = YAML::Dump(kv.first);
+                }
+                out[key] = walk(kv.second, aliased);
+            }
+        }
+        m_path.pop_back();
+        return out;
+    }
+
+    std::string_view m_source;
+    const Limits& m_limits;
+    std::size_t m_decoded = 0;
+    std::size_t m_aliased = 0;
+    std::unordered_set<int> m_seen; // positions of the nodes decoded once
+    std::vector<int> m_path;        // positions of the collections being decoded
+};
+
 void emit_string(std::string& out, const std::string& s, int indent);
+
+// A double-quoted string. Bytes that are not UTF-8 (YAML input may carry them) become U+FFFD
+// instead of nlohmann's type_error escaping the emitter (found by tests/fuzz/fuzz_stream).
+std::string quoted(const std::string& s) {
+    return Value(s).dump(-1, ' ', false, Value::error_handler_t::replace);
+}
 void emit(std::string& out, const Value& v, int indent, bool in_seq);
 
 void emit_scalar(std::string& out, const Value& v, int indent) {
@@ -98,7 +204,7 @@ void emit_empty_or_scalar(std::string& out, const Value& v, int indent) {
 
 void emit_key(std::string& out, const std::string& key) {
     if (needs_quotes(key) || key.find('\n') != std::string::npos) {
-        out += Value(key).dump();
+        out += quoted(key);
     } else {
         out += key;
     }
@@ -222,7 +328,7 @@ void emit_string(std::string& out, const std::string& s, int indent) {
         }
     }
     if (needs_quotes(s) || multiline || !printable_plain(s)) {
-        out += Value(s).dump(); // JSON escapes are valid YAML double-quoted escapes
+        out += quoted(s); // JSON escapes are valid YAML double-quoted escapes
         return;
     }
     out += s;
@@ -330,8 +436,72 @@ bool needs_quotes(std::string_view s) {
 
 namespace {
 
-Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_view source) {
+// Line and column (1-based) of a byte offset.
+std::string where_offset(std::string_view text, std::string_view source, std::size_t off) {
+    std::size_t line = 1;
+    std::size_t col = 1;
+    for (std::size_t i = 0; i < off && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            col = 1;
+        } else {
+            ++col;
+        }
+    }
+    return where(source, line, col);
+}
+
+// nlohmann's parser keeps no depth or size limit, and the suite's emitters and dump() recurse:
+// one linear pass counts the nesting and the values before anything is built. Malformed JSON is
+// left to the parser, which reports it.
+std::optional<Error> scan_json(std::string_view text, std::string_view source,
+                               const Limits& limits) {
+    std::size_t depth = 0;
+    std::size_t values = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '"') {
+            for (++i; i < text.size() && text[i] != '"'; ++i) {
+                if (text[i] == '\\') {
+                    ++i;
+                }
+            }
+            std::size_t j = i + 1;
+            while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) {
+                ++j;
+            }
+            if (j >= text.size() || text[j] != ':') {
+                ++values; // a key is not a value of its own
+            }
+        } else if (c == '[' || c == '{') {
+            ++values;
+            if (++depth > limits.max_depth) {
+                return depth_error(where_offset(text, source, i), limits);
+            }
+        } else if (c == ']' || c == '}') {
+            depth = depth > 0 ? depth - 1 : 0;
+        } else if (c == '-' || std::isalnum(static_cast<unsigned char>(c))) {
+            ++values;
+            while (i + 1 < text.size() &&
+                   (std::isalnum(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '.' ||
+                    text[i + 1] == '-' || text[i + 1] == '+')) {
+                ++i;
+            }
+        }
+        if (values > limits.max_nodes) {
+            return nodes_error(source, limits);
+        }
+    }
+    return std::nullopt;
+}
+
+Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_view source,
+                                             const Limits& limits) {
+    if (auto refused = scan_json(text, source, limits)) {
+        return *refused;
+    }
     std::vector<Value> docs;
+    std::istringstream in{std::string(text)};
     size_t pos = 0;
     while (true) {
         while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) {
@@ -340,17 +510,20 @@ Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_
         if (pos >= text.size()) {
             break;
         }
-        // Find the end of one JSON value with a SAX pass so that concatenated values work.
+        // Find the end of one JSON value so that concatenated values work.
         std::string_view rest = text.substr(pos);
         size_t consumed = 0;
         Value v;
         try {
             // nlohmann has no "parse a prefix" API; use an input adapter over a stringstream and
             // read what it consumed.
-            std::istringstream in{std::string(rest)};
+            // One stream for the whole text: a copy of the rest per value made a stream of many
+            // small values quadratic (found by tests/fuzz/fuzz_stream running out of memory).
+            in.clear();
+            in.seekg(static_cast<std::streamoff>(pos));
             in >> v; // reads one value, leaving what follows
             auto at = in.tellg();
-            consumed = at < 0 ? rest.size() : static_cast<size_t>(at);
+            consumed = at < 0 ? rest.size() : static_cast<size_t>(at) - pos;
         } catch (const Value::parse_error& e) {
             // Report line and column of the byte offset.
             size_t off = pos + (e.byte > 0 ? e.byte - 1 : 0);
@@ -384,33 +557,76 @@ Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_
 
 } // namespace
 
-Result<std::vector<Value>> parse_documents(std::string_view text, std::string_view source) {
+double allowed_alias_ratio(std::size_t decoded) {
+    constexpr double k_low = 400'000;
+    constexpr double k_high = 4'000'000;
+    const auto d = static_cast<double>(decoded);
+    if (d <= k_low) {
+        return 0.99;
+    }
+    if (d >= k_high) {
+        return 0.10;
+    }
+    return 0.99 - 0.89 * (d - k_low) / (k_high - k_low);
+}
+
+namespace {
+
+Error size_error(std::string_view source, std::size_t size, std::size_t limit, const char* what,
+                 const char* hint) {
+    return make_error(ErrorKind::Usage,
+                      std::string(source) + ": the input is " + std::to_string(size) +
+                          " bytes, over the limit of " + std::to_string(limit) + " bytes (" +
+                          std::to_string(limit >> 20) + " MiB) for " + what,
+                      std::string(hint) + "; " + limits_hint(), "InputLimit");
+}
+
+Result<std::vector<Value>> parse_within(std::string_view text, std::string_view source,
+                                        const Limits& limits) {
     size_t first = 0;
     while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) {
         ++first;
     }
     if (first < text.size() && (text[first] == '{' || text[first] == '[')) {
-        return parse_json_stream(text, source);
+        return parse_json_stream(text, source, limits);
     }
     // The block reader covers machine configurations at a fraction of yaml-cpp's cost; whatever
-    // it does not fully understand, errors included, goes to yaml-cpp.
-    if (auto fast = read_block_yaml(text)) {
+    // it does not fully understand, errors and limits included, goes to yaml-cpp.
+    if (auto fast = read_block_yaml(text, limits)) {
         return std::move(*fast);
     }
-    return parse_documents_yaml_cpp(text, source);
+    return parse_documents_yaml_cpp(text, source, limits);
 }
 
-Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text,
-                                                    std::string_view source) {
+} // namespace
+
+Result<std::vector<Value>> parse_documents(std::string_view text, std::string_view source,
+                                           const Limits& limits) {
+    if (text.size() > limits.max_stream_bytes) {
+        return size_error(source, text.size(), limits.max_stream_bytes, "a stream",
+                          "split the stream and run the tool on each part");
+    }
+    return parse_within(text, source, limits);
+}
+
+Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text, std::string_view source,
+                                                    const Limits& limits) {
     std::vector<Value> docs;
     try {
         std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
+        YamlConverter converter(source, limits); // one budget for all documents of the input
         for (const auto& n : nodes) {
             if (n.IsNull() || !n.IsDefined()) {
                 continue;
             }
-            docs.push_back(from_yaml(n));
+            docs.push_back(converter.convert(n));
         }
+    } catch (const Refused& r) {
+        return r.error;
+    } catch (const YAML::DeepRecursion& e) {
+        return depth_error(where(source, static_cast<std::size_t>(e.mark.line + 1),
+                                 static_cast<std::size_t>(e.mark.column + 1)),
+                           limits);
     } catch (const YAML::Exception& e) {
         return make_error(ErrorKind::Usage,
                           std::string(source) + ":" + std::to_string(e.mark.line + 1) + ":" +
@@ -420,8 +636,13 @@ Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text,
     return docs;
 }
 
-Result<Value> parse_one(std::string_view text, std::string_view source) {
-    auto docs = parse_documents(text, source);
+Result<Value> parse_one(std::string_view text, std::string_view source, const Limits& limits) {
+    if (text.size() > limits.max_document_bytes) {
+        return size_error(source, text.size(), limits.max_document_bytes, "one document",
+                          "no kubeconfig, talosconfig or secrets bundle is this large; check "
+                          "that the right file was given");
+    }
+    auto docs = parse_within(text, source, limits);
     if (!docs) {
         return docs.error();
     }
@@ -460,7 +681,7 @@ std::string to_yaml_stream(const std::vector<Value>& docs) {
 }
 
 std::string to_json(const Value& v) {
-    return v.dump(2) + "\n";
+    return v.dump(2, ' ', false, Value::error_handler_t::replace) + "\n";
 }
 
 const Value* find_path(const Value& v, std::string_view dotted) {

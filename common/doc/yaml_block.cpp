@@ -266,7 +266,8 @@ bool classify(Line& l) {
 // indentation of the enclosing collection (-1 at the top), which block scalars measure from.
 class BlockReader {
   public:
-    explicit BlockReader(std::string_view text) : m_text(text) {}
+    BlockReader(std::string_view text, std::size_t max_nodes)
+        : m_text(text), m_nodes_left(max_nodes) {}
 
     bool read(std::vector<Value>& docs);
 
@@ -289,6 +290,16 @@ class BlockReader {
     size_t m_pos = 0; // the first line not consumed by the node just parsed
     size_t m_end = 0; // the end of the current document (a marker line or m_lines.size())
     int m_depth = 0;
+    // Values still allowed (Limits::max_nodes); every value is a document, a mapping's value or
+    // a sequence's item, and each of those takes one.
+    std::size_t m_nodes_left;
+    bool take_node() {
+        if (m_nodes_left == 0) {
+            return false;
+        }
+        --m_nodes_left;
+        return true;
+    }
 };
 
 bool BlockReader::split() {
@@ -351,7 +362,7 @@ bool BlockReader::read_document(size_t begin, size_t end, std::vector<Value>& do
         return true; // an empty document is a null one, which parse_documents drops
     }
     Value v;
-    if (!parse_node(first, static_cast<size_t>(m_lines[first].indent), -1, v) ||
+    if (!take_node() || !parse_node(first, static_cast<size_t>(m_lines[first].indent), -1, v) ||
         next_content(m_pos) != end) {
         return false;
     }
@@ -405,7 +416,7 @@ bool BlockReader::parse_mapping(size_t line, size_t col, Value& out) {
             return false;
         }
         Value v;
-        if (!parse_entry_value(line, after, indent, v)) {
+        if (!take_node() || !parse_entry_value(line, after, indent, v)) {
             return false;
         }
         // As from_yaml does: a later duplicate overwrites the value in the first one's place.
@@ -431,8 +442,8 @@ bool BlockReader::parse_sequence(size_t line, size_t col, Value& out) {
             ++i;
         }
         Value item;
-        bool ok = only_comment(t, i) ? parse_nested(line + 1, indent, false, item)
-                                     : parse_node(line, i, indent, item);
+        bool ok = take_node() && (only_comment(t, i) ? parse_nested(line + 1, indent, false, item)
+                                                     : parse_node(line, i, indent, item));
         if (!ok) {
             return false;
         }
@@ -587,9 +598,9 @@ bool BlockReader::parse_block_scalar(size_t first, int parent, const BlockHeader
 
 } // namespace
 
-std::optional<std::vector<Value>> read_block_yaml(std::string_view text) {
+std::optional<std::vector<Value>> read_block_yaml(std::string_view text, const Limits& limits) {
     std::vector<Value> docs;
-    BlockReader reader(text);
+    BlockReader reader(text, limits.max_nodes);
     if (!reader.read(docs)) {
         return std::nullopt;
     }

@@ -25,11 +25,14 @@
 namespace ichor::doc {
 
 // The documents of `text`, null documents dropped, or nullopt when the fast reader gives up.
-// Empty text (or only comments) gives an empty vector.
-std::optional<std::vector<Value>> read_block_yaml(std::string_view text);
+// Empty text (or only comments) gives an empty vector. The reader also gives up on an input of
+// more than limits.max_nodes values (its own depth cap is below limits.max_depth).
+std::optional<std::vector<Value>> read_block_yaml(std::string_view text,
+                                                  const Limits& limits = k_limits);
 
 // The yaml-cpp path of parse_documents, without the fast reader (for the differential tests and
-// the benchmark). Same contract as parse_documents for YAML input.
-Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text, std::string_view source);
+// the benchmark). Same contract as parse_documents for YAML input, less the size limit.
+Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text, std::string_view source,
+                                                    const Limits& limits = k_limits);
 
 } // namespace ichor::doc

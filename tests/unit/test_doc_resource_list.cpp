@@ -214,3 +214,18 @@ TEST_CASE("severities print as the KRM functions spec spells them", "[doc]") {
     CHECK(doc::severity_name(doc::Severity::Warning) == "warning");
     CHECK(doc::severity_name(doc::Severity::Info) == "info");
 }
+
+TEST_CASE("kind, apiVersion or name of another type is refused, never thrown", "[doc]") {
+    // Found by tests/fuzz/fuzz_stream: a list as the kind threw nlohmann's type_error.
+    auto r = doc::read_resource_list("apiVersion: v1\nkind:\n- name: c\n", "input");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().kind == ErrorKind::Usage);
+    CHECK(r.error().message ==
+          "input: document 1 is not a Kubernetes-style object (apiVersion and kind)");
+    CHECK_FALSE(doc::read_resource_list("apiVersion: [v1]\nkind: X\n", "input"));
+    doc::Value item =
+        doc::Value::parse(R"({"apiVersion": 1, "kind": {}, "metadata": {"name": 2}})");
+    doc::Value ref = doc::ref_of(item);
+    CHECK(ref["apiVersion"] == "");
+    CHECK(ref["name"] == "");
+}

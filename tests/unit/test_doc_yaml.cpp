@@ -65,3 +65,13 @@ TEST_CASE("json input and malformed input", "[doc]") {
     REQUIRE_FALSE(badjson.ok());
     CHECK(badjson.error().message.find("x.json:1:") == 0);
 }
+
+TEST_CASE("bytes that are not UTF-8 are emitted, not thrown", "[doc]") {
+    // Found by tests/fuzz/fuzz_stream: a key or string with a stray byte made dump() throw.
+    auto docs = parse_documents("a: \"x\\xdd\"\n\"k\\xdd\": 1\n", "input");
+    REQUIRE(docs);
+    Value v = Value::object();
+    v["k: \xdd"] = "v\xdd\x01";
+    CHECK(to_yaml(v) == "\"k: \xef\xbf\xbd\": \"v\xef\xbf\xbd\\u0001\"\n");
+    CHECK(to_json(v) == "{\n  \"k: \xef\xbf\xbd\": \"v\xef\xbf\xbd\\u0001\"\n}\n");
+}
