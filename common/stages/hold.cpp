@@ -358,16 +358,30 @@ ReleaseOptions release_options(IchorObjects& objects, const std::string& cluster
 
 namespace {
 
+// The TalosMachines of `cluster` and every TalosConfigPatch of the namespace: what release and
+// abort start from.
+Result<std::pair<std::vector<Value>, std::vector<Value>>>
+cluster_objects(IchorObjects& objects, const std::string& cluster) {
+    auto machines = objects.list("talosmachines", vocab::cluster_selector(cluster));
+    if (!machines) {
+        return machines.error();
+    }
+    auto patches = objects.list("talosconfigpatches");
+    if (!patches) {
+        return patches.error();
+    }
+    return std::make_pair(std::move(*machines), std::move(*patches));
+}
+
 Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     IchorObjects& objects = *o.objects;
-    auto machines = objects.list("talosmachines", vocab::cluster_selector(o.cluster));
-    auto patches = machines ? objects.list("talosconfigpatches")
-                            : Result<std::vector<Value>>(machines.error());
-    if (!patches) {
-        return failed(patches.error());
+    auto read = cluster_objects(objects, o.cluster);
+    if (!read) {
+        return failed(read.error());
     }
-    const std::vector<Value>& all = *machines;
-    const std::vector<Value>& all_patches = *patches;
+    auto& [machines, patches] = *read;
+    const std::vector<Value>& all = machines;
+    const std::vector<Value>& all_patches = patches;
     list = doc::ResourceList{};
     std::vector<Value> held;
     for (const auto& m : all) {
@@ -426,15 +440,14 @@ namespace {
 
 Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     IchorObjects& objects = *o.objects;
-    auto machines = objects.list("talosmachines", vocab::cluster_selector(o.cluster));
-    auto patches = machines ? objects.list("talosconfigpatches")
-                            : Result<std::vector<Value>>(machines.error());
-    if (!patches) {
-        return failed(patches.error());
+    auto read = cluster_objects(objects, o.cluster);
+    if (!read) {
+        return failed(read.error());
     }
+    auto& [machines, patches] = *read;
     list = doc::ResourceList{};
     Outcome out;
-    for (const auto& m : *machines) {
+    for (const auto& m : machines) {
         std::string name = name_of(m);
         bool chosen = o.machines.empty() ||
                       std::find(o.machines.begin(), o.machines.end(), name) != o.machines.end();
@@ -443,7 +456,7 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
             continue;
         }
         std::vector<std::pair<std::string, const Value*>> victims;
-        for (const auto& p : *patches) {
+        for (const auto& p : patches) {
             if (doc::get_string(p, "spec.machine") == name &&
                 has_annotation(p, vocab::k_annotation_plan_digest)) {
                 victims.emplace_back("talosconfigpatches", &p);
