@@ -29,6 +29,9 @@ inline constexpr std::string_view k_annotation_trust_maintenance_fingerprint =
 inline constexpr std::string_view k_annotation_plan_digest = "ichor.maesh.dev/plan-digest";
 inline constexpr std::string_view k_annotation_applied_at = "ichor.maesh.dev/applied-at";
 inline constexpr std::string_view k_annotation_consented_drift = "ichor.maesh.dev/consented-drift";
+// On the bundle Secret a whole-cluster plan carries (without its data): where the bundle came
+// from ("recovered from ADDRESS", "from FILE").
+inline constexpr std::string_view k_annotation_bundle_source = "ichor.maesh.dev/bundle-source";
 
 // The label that ties an object to its TalosCluster (value: the cluster's name).
 inline constexpr std::string_view k_label_cluster = "ichor.maesh.dev/cluster";

@@ -116,8 +116,10 @@ Value cluster_section(const Input& in, bool cp) {
             Value{{"name", "none"}}; // Ichor installs Cilium itself, or the cluster has none
     }
     net["dnsDomain"] = "cluster.local";
-    net["podSubnets"] = Value::array({"10.244.0.0/16"});
-    net["serviceSubnets"] = Value::array({"10.96.0.0/12"});
+    net["podSubnets"] =
+        c.pod_subnets.empty() ? Value::array({"10.244.0.0/16"}) : Value(c.pod_subnets);
+    net["serviceSubnets"] =
+        c.service_subnets.empty() ? Value::array({"10.96.0.0/12"}) : Value(c.service_subnets);
     cl["network"] = std::move(net);
     cl["token"] = b.bootstrap_token;
     Value proxy = Value::object();
@@ -215,6 +217,16 @@ Result<ClusterSpec> parse_cluster(const Value& tc) {
     if (const Value* m = doc::find_path(*spec, "registries.mirrors");
         m != nullptr && m->is_object()) {
         c.registry_mirrors = *m;
+    }
+    for (auto [into, path] : {std::pair{&c.pod_subnets, "network.podSubnets"},
+                              std::pair{&c.service_subnets, "network.serviceSubnets"}}) {
+        if (const Value* l = doc::find_path(*spec, path); l != nullptr && l->is_array()) {
+            for (const auto& v : *l) {
+                if (v.is_string()) {
+                    into->push_back(v.get<std::string>());
+                }
+            }
+        }
     }
     for (auto [value, name] : {std::pair{&c.talos_version, "spec.talosVersion"},
                                std::pair{&c.kubernetes_version, "spec.kubernetesVersion"},

@@ -31,6 +31,10 @@ struct ClusterSpec {
     int control_plane_count = 1;
     std::string cni_preset = "cilium"; // cilium, unmanaged, none
     doc::Value registry_mirrors; // spec.registries.mirrors, or null when the cluster sets none
+    // spec.network.podSubnets and serviceSubnets; empty: Talos's defaults (10.244.0.0/16 and
+    // 10.96.0.0/12), as the generator writes them.
+    std::vector<std::string> pod_subnets;
+    std::vector<std::string> service_subnets;
 };
 
 // Reads a TalosCluster object. A missing name, endpoint, talosVersion or kubernetesVersion is a

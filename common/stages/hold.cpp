@@ -21,14 +21,26 @@ using doc::Value;
 
 namespace {
 
+// The bundle Secret a whole-cluster plan carries: metadata only, its data comes from the bundle.
+bool is_bundle_secret(const Value& item) {
+    return item.value("kind", "") == "Secret" && item.value("apiVersion", "") == "v1" &&
+           doc::find_path(item, "metadata.labels") != nullptr &&
+           item["metadata"]["labels"].contains(std::string(vocab::k_label_cluster));
+}
+
 bool is_created_kind(const Value& item) {
     std::string kind = item.value("kind", "");
-    return item.value("apiVersion", "") == doc::k_ichor_api &&
-           (kind == "TalosMachine" || kind == "TalosConfigPatch");
+    return (item.value("apiVersion", "") == doc::k_ichor_api &&
+            (kind == "TalosMachine" || kind == "TalosConfigPatch" || kind == "TalosCluster")) ||
+           is_bundle_secret(item);
 }
 
 std::string plural(const Value& item) {
-    return item.value("kind", "") == "TalosMachine" ? "talosmachines" : "talosconfigpatches";
+    const std::string kind = item.value("kind", "");
+    return kind == "TalosMachine"   ? "talosmachines"
+           : kind == "TalosCluster" ? "talosclusters"
+           : kind == "Secret"       ? "secrets"
+                                    : "talosconfigpatches";
 }
 
 std::string name_of(const Value& v) {
@@ -177,6 +189,15 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
         if (auto st = check_plan_writable(list); !st) {
             return failed(st.error());
         }
+        for (const auto& item : list.items) {
+            if (is_bundle_secret(item) && o.bundle == nullptr) {
+                return failed(make_error(
+                    ErrorKind::Usage,
+                    "the plan creates the bundle Secret " + name_of(item) +
+                        ", and no secrets bundle was given; nothing was written",
+                    "kubectl ichor hold apply -f PLAN --secrets-bundle FILE", "NoBundle"));
+            }
+        }
         if (auto st = write_backups(list, o); !st) {
             return failed(st.error());
         }
@@ -194,6 +215,9 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
             const std::string what = item.value("kind", "") + " " + ns + "/" + name;
             Value obj = stamped(item, digest,
                                 consented_paths(plan, doc::get_string(item, "spec.address")), o);
+            if (is_bundle_secret(item)) {
+                obj["data"]["bundle.yaml"] = util::base64_encode(bundle::to_yaml(*o.bundle));
+            }
             auto created = objects.create(plural(item), ns, obj);
             if (created) {
                 ++out.done;
@@ -395,33 +419,54 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
         return (doc::get_string(a, "spec.role") == "controlplane") >
                (doc::get_string(b, "spec.role") == "controlplane");
     });
+    // Control planes one at a time; workers in waves of `parallel`, each wave waiting for Ready.
+    std::vector<std::vector<const Value*>> waves;
+    for (const auto& m : held) {
+        const bool cp = doc::get_string(m, "spec.role") == "controlplane";
+        if (cp || waves.empty() ||
+            doc::get_string(*waves.back().front(), "spec.role") == "controlplane" ||
+            static_cast<int>(waves.back().size()) >= std::max(1, o.parallel)) {
+            waves.emplace_back();
+        }
+        waves.back().push_back(&m);
+    }
     Outcome out;
     std::size_t index = 0;
-    for (const auto& m : held) {
-        ++index;
-        std::string name = name_of(m);
-        Status st = zero_drift(m, all, all_patches, o);
-        if (st) {
-            Value patch = {
-                {"metadata",
-                 {{"annotations", {{std::string(vocab::k_annotation_hold_apply), nullptr}}}}}};
-            auto r = objects.merge_patch("talosmachines", name, patch);
-            st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
+    for (const auto& wave : waves) {
+        std::vector<std::pair<const Value*, Status>> started;
+        for (const Value* m : wave) {
+            const std::string name = name_of(*m);
+            Status st = zero_drift(*m, all, all_patches, o);
+            if (st) {
+                Value patch = {
+                    {"metadata",
+                     {{"annotations", {{std::string(vocab::k_annotation_hold_apply), nullptr}}}}}};
+                auto r = objects.merge_patch("talosmachines", name, patch);
+                st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
+            }
+            if (st) {
+                o.say("released the hold on " + name + "; waiting for Ready");
+            }
+            started.emplace_back(m, std::move(st));
         }
-        if (st) {
-            o.say("released the hold on " + name + "; waiting for Ready");
-            st = wait_ready(name, index, held.size(), o);
+        for (auto& [m, st] : started) {
+            ++index;
+            const std::string name = name_of(*m);
+            if (st) {
+                st = wait_ready(name, index, held.size(), o);
+            }
+            if (st) {
+                ++out.done;
+                o.say(name + " is Ready");
+                list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", m);
+            } else {
+                ++out.stopped;
+                list.add_result(doc::Severity::Error,
+                                st.error().message + "; hint: " + st.error().hint, st.error().code,
+                                m);
+            }
+            list.items.push_back(*m);
         }
-        if (st) {
-            ++out.done;
-            o.say(name + " is Ready");
-            list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", &m);
-        } else {
-            ++out.stopped;
-            list.add_result(doc::Severity::Error, st.error().message + "; hint: " + st.error().hint,
-                            st.error().code, &m);
-        }
-        list.items.push_back(m);
     }
     if (held.empty()) {
         list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster,
@@ -438,6 +483,26 @@ Outcome hold_release(doc::ResourceList& list, const ReleaseOptions& o) {
 
 namespace {
 
+// Sets allow-delete, then deletes that incarnation of the object; one result either way.
+void remove_object(IchorObjects& objects, const std::string& plural_name, const Value& obj,
+                   doc::ResourceList& list, Outcome& out) {
+    Value allow = {
+        {"metadata", {{"annotations", {{std::string(vocab::k_annotation_allow_delete), "true"}}}}}};
+    auto a = plural_name == "secrets" ? Result<Value>(Value())
+                                      : objects.merge_patch(plural_name, name_of(obj), allow);
+    auto d = a ? objects.remove(plural_name, name_of(obj), doc::get_string(obj, "metadata.uid"))
+               : Result<Value>(a.error());
+    if (!d) {
+        ++out.stopped;
+        list.add_result(doc::Severity::Error, "removing " + name_of(obj) + ": " + d.error().message,
+                        d.error().code, &obj);
+    } else {
+        ++out.done;
+        list.add_result(doc::Severity::Info,
+                        "removed " + obj.value("kind", "") + " " + name_of(obj), "Removed", &obj);
+    }
+}
+
 Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     IchorObjects& objects = *o.objects;
     auto read = cluster_objects(objects, o.cluster);
@@ -446,6 +511,30 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     }
     auto& [machines, patches] = *read;
     list = doc::ResourceList{};
+    // A TalosCluster that a whole-cluster adoption wrote goes too, with its bundle Secret and
+    // every patch of the adoption, while all its machines are still held.
+    Result<Value> made = objects.get("talosclusters", objects.ns(), o.cluster);
+    const bool whole =
+        o.machines.empty() && made && has_annotation(*made, vocab::k_annotation_plan_digest);
+    if (whole) {
+        std::vector<std::string> released;
+        for (const auto& m : machines) {
+            if (!has_annotation(m, vocab::k_annotation_hold_apply)) {
+                released.push_back(name_of(m));
+            }
+        }
+        if (!released.empty()) {
+            return failed(make_error(
+                ErrorKind::Findings,
+                "the adoption of cluster " + o.cluster +
+                    " is past hold abort: " + util::join(released, ", ") +
+                    " released (Ichor configures it now); nothing was removed",
+                "hold abort removes an adoption only while every machine is held; remove "
+                "machines one by one with kubectl ichor hold abort --cluster " +
+                    o.cluster + " --machine NAME",
+                "AlreadyReleased"));
+        }
+    }
     Outcome out;
     for (const auto& m : machines) {
         std::string name = name_of(m);
@@ -455,35 +544,30 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
             !has_annotation(m, vocab::k_annotation_plan_digest)) {
             continue;
         }
-        std::vector<std::pair<std::string, const Value*>> victims;
         for (const auto& p : patches) {
             if (doc::get_string(p, "spec.machine") == name &&
                 has_annotation(p, vocab::k_annotation_plan_digest)) {
-                victims.emplace_back("talosconfigpatches", &p);
+                remove_object(objects, "talosconfigpatches", p, list, out);
             }
         }
-        victims.emplace_back("talosmachines", &m);
-        for (const auto& [plural_name, obj] : victims) {
-            Value allow = {
-                {"metadata",
-                 {{"annotations", {{std::string(vocab::k_annotation_allow_delete), "true"}}}}}};
-            auto a = objects.merge_patch(plural_name, name_of(*obj), allow);
-            auto d = a ? objects.remove(plural_name, name_of(*obj),
-                                        doc::get_string(*obj, "metadata.uid"))
-                       : Result<Value>(a.error());
-            if (!d) {
-                ++out.stopped;
-                list.add_result(doc::Severity::Error,
-                                "removing " + name_of(*obj) + ": " + d.error().message,
-                                d.error().code, obj);
-            } else {
-                ++out.done;
-                list.add_result(doc::Severity::Info,
-                                "removed " + (*obj)["kind"].get<std::string>() + " " +
-                                    name_of(*obj),
-                                "Removed", obj);
-            }
+        remove_object(objects, "talosmachines", m, list, out);
+    }
+    if (!whole || out.stopped > 0) {
+        return out;
+    }
+    const std::string digest = annotation(*made, vocab::k_annotation_plan_digest);
+    for (const auto& p : patches) {
+        if (doc::get_string(p, "spec.cluster") == o.cluster &&
+            doc::get_string(p, "spec.layer") != "machine" &&
+            annotation(p, vocab::k_annotation_plan_digest) == digest) {
+            remove_object(objects, "talosconfigpatches", p, list, out);
         }
+    }
+    remove_object(objects, "talosclusters", *made, list, out);
+    const std::string secret = doc::get_string(*made, "spec.secretsBundleRef.name");
+    if (auto sec = objects.get("secrets", objects.ns(), secret);
+        sec && annotation(*sec, vocab::k_annotation_plan_digest) == digest) {
+        remove_object(objects, "secrets", *sec, list, out);
     }
     return out;
 }

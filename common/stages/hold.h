@@ -35,6 +35,9 @@ struct ApplyOptions {
     std::string backup_dir;          // the live configurations are saved here first (0600)
     std::string now_rfc3339;         // the applied-at annotation
     std::function<void(std::string_view)> say; // progress lines
+    // The bundle for the Secret of a whole-cluster plan (which carries no data); required when
+    // the plan has one.
+    const bundle::Bundle* bundle = nullptr;
 };
 
 // The stage hold apply (stage.h). `list` is a plan; afterwards it holds the objects as they are
@@ -56,6 +59,7 @@ struct ReleaseOptions {
     const bundle::Bundle* bundle = nullptr;
     const doc::Value* talos_cluster = nullptr;
     std::int64_t timeout_ms = 15 * 60 * 1000;
+    int parallel = 1; // workers released at once, in waves each waiting for Ready (--parallel)
     std::function<void(std::string_view)> progress;
     std::function<void(std::string_view)> say;
     std::function<void(std::int64_t)> sleep_ms;
@@ -83,8 +87,11 @@ struct AbortOptions {
 };
 
 // The stage hold abort (stage.h): removes held machines (and their patches) that this suite
-// created, setting allow-delete first. Touches no node. `list` becomes one result per object.
-// Outcome: done = objects removed, stopped = objects that could not be removed.
+// created, setting allow-delete first. Touches no node. For a cluster that a whole-cluster
+// adoption wrote (its TalosCluster carries the plan digest) and no --machine: every machine must
+// still be held (else the outcome's Findings error, nothing removed), and the adoption's layer
+// patches, the TalosCluster and its bundle Secret are removed too. `list` becomes one result per
+// object. Outcome: done = objects removed, stopped = objects that could not be removed.
 Outcome hold_abort(doc::ResourceList& list, const AbortOptions& options);
 
 } // namespace ichor::stages

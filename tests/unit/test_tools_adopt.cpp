@@ -22,13 +22,30 @@ tools::adopt::Options parsed(std::vector<std::string> args) {
 } // namespace
 
 TEST_CASE("adopt: every usage error is one line and exit 2", "[tools][adopt]") {
-    const std::string required =
-        "--cluster NAME and at least one --add-machine ADDRESS are required";
+    const std::string required = "--cluster NAME is required with --add-machine";
     const std::string hint =
         "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE";
-    test::check_usage(k_run, k_verb, {}, required, hint);
     test::check_usage(k_run, k_verb, {"--add-machine", "10.0.0.21"}, required, hint);
-    test::check_usage(k_run, k_verb, {"--cluster", "prod", "--talosconfig", "tc"}, required, hint);
+    // a whole cluster: --nodes and --cni-unmanaged are not for --add-machine
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--nodes", "10.0.0.2"},
+                      "--nodes is for a whole cluster; with --add-machine the addresses are the "
+                      "machines to add",
+                      hint);
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--cni-unmanaged"},
+                      "--cni-unmanaged is for a whole cluster; with --add-machine the addresses "
+                      "are the machines to add",
+                      hint);
+    test::check_usage(k_run, k_verb, {"--talosconfig", "tc", "--parallel", "0"},
+                      "--parallel must be 1 or more");
+    test::check_usage(k_run, k_verb, {"--talosconfig", "tc", "--recover-from", "10.0.0.2"},
+                      "--recover-from goes with --recover-secrets",
+                      "kubectl ichor adopt --talosconfig FILE --recover-secrets --recover-from "
+                      "CONTROL-PLANE");
+    test::check_usage(k_run, k_verb,
+                      {"--talosconfig", "tc", "--secrets-bundle", "b.yaml", "--recover-secrets"},
+                      "give --secrets-bundle or --recover-secrets, not both");
     test::check_usage(
         k_run, k_verb, {"--cluster", "prod", "--add-machine", "10.0.0.21", "--recover-secrets"},
         "--recover-secrets and --recover-from ADDRESS go together",
@@ -56,9 +73,23 @@ TEST_CASE("adopt: every usage error is one line and exit 2", "[tools][adopt]") {
 
 TEST_CASE("adopt: --help and --version", "[tools][adopt]") {
     test::check_help(k_run, k_verb,
-                     "Add machines that already run a configuration signed by an Ichor cluster's "
-                     "CAs, without a reset.");
+                     "Adopt a running Talos cluster that Ichor did not make, or add machines that "
+                     "already run a configuration signed by an Ichor cluster's CAs, without a "
+                     "reset.");
     test::check_version(k_run, k_verb, {"--cluster", "prod"});
+}
+
+TEST_CASE("adopt: a whole cluster's command line fills the options", "[tools][adopt]") {
+    auto o = parsed({"--talosconfig", "tc", "--nodes", "10.0.0.2,10.0.0.3", "--cni-unmanaged",
+                     "--parallel", "3", "--recover-secrets", "--recover-to", "b.yaml"});
+    CHECK(o.add_machines.empty());
+    CHECK(o.nodes == std::vector<std::string>{"10.0.0.2", "10.0.0.3"});
+    CHECK(o.cni_unmanaged);
+    CHECK(o.parallel == 3);
+    CHECK(o.bundle.recover);
+    CHECK(o.bundle.recover_from.empty()); // the first control plane
+    CHECK(o.bundle.recover_to == "b.yaml");
+    CHECK(o.kube.cluster.empty()); // the cluster's own name
 }
 
 TEST_CASE("adopt: a command line fills the options", "[tools][adopt]") {

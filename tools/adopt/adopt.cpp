@@ -26,13 +26,26 @@ namespace {
 
 const cli::ToolInfo k_info{
     "adopt",
-    "Add machines that already run a configuration signed by an Ichor cluster's CAs, without a "
-    "reset.",
-    "kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]\n"
+    "Adopt a running Talos cluster that Ichor did not make, or add machines that already run a "
+    "configuration signed by an Ichor cluster's CAs, without a reset.",
+    "kubectl ichor adopt --talosconfig FILE [--nodes ADDR,...] [--cluster NAME] [-n ichor-system]\n"
+    "      [--secrets-bundle FILE | --recover-secrets [--recover-from CONTROL-PLANE]\n"
+    "      [--recover-to FILE]] [--cni-unmanaged] [--plan] [--yes] [--parallel N]\n"
+    "      [--keep-stages DIR] [--explain]\n"
+    "  kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]\n"
     "      --talosconfig FILE [--plan] [--yes] [--secrets-bundle FILE | --recover-secrets\n"
     "      --recover-from ADDRESS] [-n NS] [--keep-stages DIR] [--explain] [--timeout 15m]",
-    "Runs inspect, trustcheck and drift over the listed addresses, then (without --plan) hold "
-    "apply\n"
+    "Without --add-machine: the whole cluster of the nodes given (--nodes, else the talosconfig\n"
+    "context's). Every node is read, the cluster is checked (one cluster ID, one Talos version,\n"
+    "etcd healthy with quorum, a Ready Node per node, the Ichor API served), the bundle is\n"
+    "recovered read-only from the first control plane (or --secrets-bundle), and the plan writes\n"
+    "the bundle Secret, a TalosCluster built from the live cluster, the class A drift as\n"
+    "cluster, role and machine TalosConfigPatches, and a held TalosMachine per node; the holds\n"
+    "are released after a live zero-drift check, control planes one at a time, then the\n"
+    "workers in waves of --parallel. Until Ichor handles the CNI here, --cni-unmanaged is\n"
+    "required (spec.cni.preset: unmanaged, immutable). A rerun resumes and exits 0 when done.\n"
+    "With --add-machine: runs inspect, trustcheck and drift over the listed addresses, then\n"
+    "(without --plan) hold apply\n"
     "and hold release, in one process over the same documents: each TalosMachine is created\n"
     "approved and held, its class A drift captured as a TalosConfigPatch, and the hold released\n"
     "only after a live zero-drift check, control planes first, each waiting for Ready. The CLI\n"
@@ -41,6 +54,9 @@ const cli::ToolInfo k_info{
     "a cluster Ichor made is written by kubectl ichor credentials NAME.\n"
     "A machine of this cluster's PKI is added here; a machine another cluster configured is reset\n"
     "and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.\n",
+    "  kubectl ichor adopt --talosconfig ./talosconfig --cni-unmanaged --plan\n"
+    "  kubectl ichor adopt --talosconfig ./talosconfig --nodes 10.0.0.2,10.0.0.3,10.0.0.4 "
+    "--cni-unmanaged --yes --parallel 2\n"
     "  kubectl ichor credentials prod\n"
     "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod "
     "--plan\n"
@@ -63,7 +79,12 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         "explain", "print the equivalent pipeline of single tools")(
         "keep-stages", "write each stage's document into DIR", cxxopts::value<std::string>(),
         "DIR");
-    cli::add_bundle_flags(opts, true, "default: its Secret", "Adopt");
+    cli::add_bundle_flags(opts, true, "default: its Secret; a whole cluster: recovered", "Adopt");
+    opts.add_options("Whole cluster")("nodes", "the cluster's nodes (default: the context's)",
+                                      cxxopts::value<std::vector<std::string>>(), "ADDR,...")(
+        "cni-unmanaged", "leave the CNI as the nodes have it (spec.cni.preset: unmanaged)")(
+        "parallel", "workers released at once, each wave waiting for Ready",
+        cxxopts::value<int>()->default_value("1"), "N");
     opts.add_options("Adopt")("backup-dir", "where live configurations are saved",
                               cxxopts::value<std::string>()->default_value("ichor-backups"), "DIR")(
         "timeout", "how long to wait for each machine to be Ready",
@@ -89,9 +110,39 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
             o.explain = r.count("explain") != 0;
             o.keep_stages = cli::string_flag(r, "keep-stages");
             o.backup_dir = r["backup-dir"].as<std::string>();
-            if (o.kube.cluster.empty() || o.add_machines.empty()) {
+            o.nodes = cli::strings_flag(r, "nodes");
+            o.cni_unmanaged = r.count("cni-unmanaged") != 0;
+            o.parallel = r["parallel"].as<int>();
+            if (o.parallel < 1) {
+                return cli::usage_error("--parallel must be 1 or more");
+            }
+            if (o.add_machines.empty()) {
+                // A whole cluster: --recover-from is optional (the first control plane).
+                o.bundle.file = cli::string_flag(r, "secrets-bundle");
+                o.bundle.recover = r.count("recover-secrets") != 0;
+                o.bundle.recover_from = cli::string_flag(r, "recover-from");
+                o.bundle.recover_to = cli::string_flag(r, "recover-to");
+                if (!o.bundle.file.empty() &&
+                    (o.bundle.recover || !o.bundle.recover_from.empty())) {
+                    return cli::usage_error("give --secrets-bundle or --recover-secrets, not both");
+                }
+                if (!o.bundle.recover_from.empty() && !o.bundle.recover) {
+                    return cli::usage_error("--recover-from goes with --recover-secrets",
+                                            "kubectl ichor adopt --talosconfig FILE "
+                                            "--recover-secrets --recover-from CONTROL-PLANE");
+                }
+                return o;
+            }
+            if (!o.nodes.empty() || o.cni_unmanaged) {
                 return cli::usage_error(
-                    "--cluster NAME and at least one --add-machine ADDRESS are required",
+                    std::string(!o.nodes.empty() ? "--nodes" : "--cni-unmanaged") +
+                        " is for a whole cluster; with --add-machine the addresses are the "
+                        "machines to add",
+                    "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");
+            }
+            if (o.kube.cluster.empty()) {
+                return cli::usage_error(
+                    "--cluster NAME is required with --add-machine",
                     "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");
             }
             auto bundle = cli::to_bundle_options(
@@ -165,11 +216,7 @@ Result<Context> prepare(const Options& o, cli::Streams& s) {
 }
 
 Status keep(const Options& o, const std::string& name, const doc::ResourceList& list) {
-    if (o.keep_stages.empty()) {
-        return ok_status();
-    }
-    ::mkdir(o.keep_stages.c_str(), 0700);
-    return util::write_file_atomic(o.keep_stages + "/" + name, doc::to_yaml(list.to_value()), 0600);
+    return keep_stage(o.keep_stages, name, list);
 }
 
 // inspect, trustcheck, drift: the plan, exactly as the pipe of the three tools writes it. The
@@ -273,6 +320,9 @@ bool refused_whole(const doc::ResourceList& plan) {
 }
 
 stages::Outcome execute(const Options& o, cli::Streams& s) {
+    if (o.add_machines.empty()) {
+        return adopt_cluster(o, s);
+    }
     if (o.explain) {
         s.out << explain(o);
         return {};
@@ -307,6 +357,14 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
 }
 
 } // namespace
+
+Status keep_stage(const std::string& dir, const std::string& name, const doc::ResourceList& list) {
+    if (dir.empty()) {
+        return ok_status();
+    }
+    ::mkdir(dir.c_str(), 0700);
+    return util::write_file_atomic(dir + "/" + name, doc::to_yaml(list.to_value()), 0600);
+}
 
 stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
     return cli::run_parsed(parse_options(args), s, execute);

@@ -1,9 +1,11 @@
-// kubectl ichor adopt --cluster NAME --add-machine ADDRESS...: inspect, trustcheck, drift, then
-// hold apply and hold release, in one process over the same documents.
+// kubectl ichor adopt: a whole running cluster (without --add-machine; whole.cpp), or
+// --cluster NAME --add-machine ADDRESS...: inspect, trustcheck, drift, then hold apply and hold
+// release, in one process over the same documents.
 #pragma once
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
+#include "common/doc/resource_list.h"
 #include "common/stages/stage.h"
 
 #include <cstdint>
@@ -24,11 +26,20 @@ struct Options {
     cli::BundleOptions bundle;
     std::string backup_dir;
     std::int64_t timeout_ms = 15 * 60 * 1000;
+    // A whole cluster (no --add-machine):
+    std::vector<std::string> nodes; // --nodes; empty: the talosconfig context's nodes
+    bool cni_unmanaged = false;     // --cni-unmanaged: spec.cni.preset unmanaged
+    int parallel = 1;               // --parallel: workers released at once
 };
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);
 // The equivalent pipeline of single tools (--explain).
 std::string explain(const Options& o);
 stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
+
+// The whole-cluster adoption (whole.cpp).
+stages::Outcome adopt_cluster(const Options& o, cli::Streams& s);
+// --keep-stages: writes the stage's document into DIR (0700) as NAME (0600); nothing without DIR.
+Status keep_stage(const std::string& dir, const std::string& name, const doc::ResourceList& list);
 
 } // namespace ichor::tools::adopt

@@ -1,0 +1,941 @@
+#include "common/stages/plan_cluster.h"
+
+#include "common/doc/vocabulary.h"
+#include "common/drift/drift.h"
+#include "common/inspection/view.h"
+#include "common/render/render.h"
+#include "common/stages/hold.h"
+#include "common/stages/plan.h"
+#include "common/util/strings.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ichor::stages {
+
+using doc::Value;
+using inspection::View;
+
+namespace {
+
+namespace member = inspection::field::member;
+
+// One node of the cluster, as the plan sees it.
+struct Node {
+    const Value* item = nullptr;
+    std::string address; // as given
+    std::string hostname;
+    std::string role; // controlplane or worker
+    Value facts;      // drift::normalize of its configuration
+};
+
+struct Refusals {
+    doc::ResourceList& list;
+    int count = 0;
+    void add(const std::string& message, const std::string& code, const std::string& hint,
+             const Value* ref = nullptr) {
+        Value tags = Value::object();
+        if (!hint.empty()) {
+            tags[std::string(vocab::k_tag_hint)] = hint;
+        }
+        list.add_result(doc::Severity::Error, message + (hint.empty() ? "" : "; hint: " + hint),
+                        code, ref, tags);
+        ++count;
+    }
+};
+
+const Value* at(const Value& v, std::string_view dotted) {
+    return doc::find_path(v, std::string(dotted));
+}
+
+std::string text_at(const Value& v, std::string_view dotted) {
+    const Value* x = at(v, dotted);
+    return x != nullptr && x->is_string() ? x->get<std::string>() : std::string();
+}
+
+std::string minor_of(const std::string& version) {
+    auto parts = util::split(version.starts_with('v') ? version.substr(1) : version, '.');
+    return parts.size() >= 2 ? parts[0] + "." + parts[1] : std::string();
+}
+
+std::string addresses_of(const std::vector<const Node*>& nodes) {
+    std::vector<std::string> out;
+    for (const auto* n : nodes) {
+        out.push_back(n->address);
+    }
+    return util::join(out, ", ");
+}
+
+std::string node_list_flag(const std::vector<Node>& nodes) {
+    std::vector<std::string> out;
+    for (const auto& n : nodes) {
+        out.push_back(n.address);
+    }
+    return util::join(out, ",");
+}
+
+// Nodes that could not be read as configured members of a cluster stop the whole cluster: an
+// adoption must see every machine it takes over.
+bool read_nodes(doc::ResourceList& list, std::vector<Node>& nodes, Refusals& refuse) {
+    for (const auto& item : list.items) {
+        const View v(item);
+        if (!v.is_inspection()) {
+            continue;
+        }
+        Node n;
+        n.item = &item;
+        n.address = v.node();
+        n.hostname = v.hostname();
+        const std::string role = v.role();
+        n.role = role == "controlplane" || role == "init" ? "controlplane"
+                 : role == "worker" || role == "join"     ? "worker"
+                                                          : std::string();
+        if (v.mode() != inspection::field::mode::k_configured || v.config() == nullptr ||
+            v.config()->empty()) {
+            refuse.add(n.address + ": was not read as a configured node (mode " +
+                           (v.mode().empty() ? std::string("unknown") : v.mode()) +
+                           "); a whole-cluster adoption reads every node with the cluster's "
+                           "os:admin talosconfig",
+                       "NodeNotRead", "kubectl ichor inspect " + n.address + " --talosconfig FILE",
+                       &item);
+            nodes.push_back(std::move(n));
+            continue;
+        }
+        std::vector<Value> docs(v.config()->begin(), v.config()->end());
+        n.facts = drift::normalize(docs);
+        nodes.push_back(std::move(n));
+    }
+    return !nodes.empty();
+}
+
+void check_identity(const std::vector<Node>& nodes, Refusals& refuse) {
+    std::map<std::string, std::vector<const Node*>> by_id;
+    std::map<std::string, std::vector<const Node*>> by_version;
+    int control_planes = 0;
+    for (const auto& n : nodes) {
+        const View v(*n.item);
+        by_id[v.cluster_id()].push_back(&n);
+        by_version[v.talos_version()].push_back(&n);
+        control_planes += n.role == "controlplane";
+    }
+    if (control_planes == 0) {
+        refuse.add("no control plane among the nodes given (" + node_list_flag(nodes) +
+                       "): a cluster is adopted from its control planes and workers together",
+                   "NoControlPlane",
+                   "name every node of the cluster: kubectl ichor adopt --nodes CP1,CP2,W1,... "
+                   "--cni-unmanaged --plan");
+    }
+    if (by_id.size() > 1) {
+        std::vector<std::string> groups;
+        for (const auto& [id, ns] : by_id) {
+            groups.push_back("cluster ID " + (id.empty() ? std::string("(none)") : id) + ": " +
+                             addresses_of(ns));
+        }
+        refuse.add("the nodes belong to " + std::to_string(by_id.size()) +
+                       " clusters: " + util::join(groups, "; "),
+                   "ClusterIDs", "adopt each cluster on its own: kubectl ichor adopt --nodes ...");
+    }
+    if (by_version.size() > 1) {
+        std::vector<std::string> groups;
+        for (const auto& [ver, ns] : by_version) {
+            groups.push_back((ver.empty() ? std::string("unknown") : ver) + " on " +
+                             addresses_of(ns));
+        }
+        refuse.add("the nodes run more than one Talos version: " + util::join(groups, "; "),
+                   "TalosVersions",
+                   "upgrade every node to one version first (talosctl upgrade --nodes ...), "
+                   "then adopt");
+    }
+    for (const auto& [ver, ns] : by_version) {
+        const std::string minor = minor_of(ver);
+        const auto dot = minor.find('.');
+        const int m = dot == std::string::npos ? -1 : std::atoi(minor.c_str() + dot + 1);
+        if (!minor.starts_with("1.") || m < 0) {
+            refuse.add("Talos version \"" + ver + "\" of " + addresses_of(ns) +
+                           " is unknown to this release (it knows v1.12, v1.13 and v1.14)",
+                       "UnknownTalosVersion", "upgrade kubectl-ichor");
+        } else if (m < 12) {
+            refuse.add(addresses_of(ns) + ": run" + (ns.size() == 1 ? "s" : "") + " Talos " + ver +
+                           "; adoption needs Talos v1.12 or later",
+                       "TalosTooOld",
+                       "talosctl upgrade --nodes " + addresses_of(ns) +
+                           " --image ghcr.io/siderolabs/installer:v1.12.11");
+        } else if (supported_kubernetes(m).first == 0) {
+            refuse.add("Talos version \"" + ver + "\" of " + addresses_of(ns) +
+                           " is unknown to this release (it knows v1.12, v1.13 and v1.14)",
+                       "UnknownTalosVersion", "upgrade kubectl-ichor");
+        }
+    }
+    for (const auto& n : nodes) {
+        const Value* cas = at(*n.item, inspection::field::k_accepted_cas.dotted);
+        if (cas != nullptr && cas->is_array() && !cas->empty()) {
+            refuse.add(
+                n.address + ": a Talos CA rotation is under way (machine.acceptedCAs holds " +
+                    std::to_string(cas->size()) +
+                    " CA(s) besides machine.ca); the bundle would not stay valid",
+                "CARotation", "finish the rotation first (talosctl rotate-ca), then adopt", n.item);
+        }
+    }
+}
+
+// The etcd members every control plane lists must be exactly the control planes given, each
+// healthy, with quorum.
+void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
+    std::vector<const Node*> cps;
+    for (const auto& n : nodes) {
+        if (n.role == "controlplane") {
+            cps.push_back(&n);
+        }
+    }
+    if (cps.empty()) {
+        return;
+    }
+    std::set<std::string> cp_hosts;
+    for (const auto* n : cps) {
+        cp_hosts.insert(n->hostname);
+    }
+    const Value* members = nullptr;
+    std::vector<const Node*> unhealthy;
+    for (const auto* n : cps) {
+        const View v(*n->item);
+        if (!v.etcd_problem().empty()) {
+            unhealthy.push_back(n);
+            refuse.add(n->address + ": its etcd member is not healthy (" + v.etcd_problem() + ")",
+                       "EtcdUnhealthy",
+                       "talosctl -n " + n->address + " service etcd; adopt once it is healthy",
+                       n->item);
+        } else if (members == nullptr && v.etcd_members() != nullptr) {
+            members = v.etcd_members();
+        }
+    }
+    if (members == nullptr) {
+        refuse.add("no control plane answered the etcd member list (" + addresses_of(cps) + ")",
+                   "NoQuorum", "talosctl -n " + cps.front()->address + " etcd members");
+        return;
+    }
+    std::set<std::string> member_hosts;
+    std::vector<std::string> strangers;
+    for (const auto& m : *members) {
+        const std::string host = m.value(member::k_hostname, "");
+        member_hosts.insert(host);
+        if (cp_hosts.count(host) == 0) {
+            std::string urls;
+            if (m.contains(member::k_peer_urls) && m[member::k_peer_urls].is_array() &&
+                !m[member::k_peer_urls].empty()) {
+                urls = " (" + m[member::k_peer_urls][0].get<std::string>() + ")";
+            }
+            strangers.push_back(host + urls);
+        }
+    }
+    std::vector<const Node*> outside;
+    for (const auto* n : cps) {
+        if (member_hosts.count(n->hostname) == 0) {
+            outside.push_back(n);
+        }
+    }
+    if (!strangers.empty()) {
+        refuse.add("etcd has members that are not among the control planes given: " +
+                       util::join(strangers, ", "),
+                   "EtcdMembers",
+                   "name every control plane with --nodes, or remove the stale member: "
+                   "talosctl -n " +
+                       cps.front()->address + " etcd remove-member ID");
+    }
+    if (!outside.empty()) {
+        refuse.add("control plane(s) " + addresses_of(outside) + " are not etcd members",
+                   "EtcdMembers", "talosctl -n " + outside.front()->address + " etcd members");
+    }
+    const std::size_t total = member_hosts.size();
+    std::size_t healthy = 0;
+    for (const auto* n : cps) {
+        healthy += member_hosts.count(n->hostname) != 0 &&
+                   std::find(unhealthy.begin(), unhealthy.end(), n) == unhealthy.end();
+    }
+    if (total > 0 && healthy <= total / 2) {
+        refuse.add("etcd has no quorum: " + std::to_string(healthy) + " of " +
+                       std::to_string(total) + " members are healthy",
+                   "NoQuorum", "restore etcd before adopting (talosctl etcd status)");
+    }
+}
+
+std::string condition_of(const Value& obj, const std::string& type) {
+    const Value* c = at(obj, "status.conditions");
+    if (c == nullptr || !c->is_array()) {
+        return {};
+    }
+    for (const auto& cond : *c) {
+        if (cond.value("type", "") == type) {
+            return cond.value("status", "");
+        }
+    }
+    return {};
+}
+
+const Value* kube_node_of(const Node& n, const std::vector<Value>& kube_nodes) {
+    for (const auto& k : kube_nodes) {
+        if (text_at(k, "metadata.name") == n.hostname) {
+            return &k;
+        }
+    }
+    for (const auto& k : kube_nodes) {
+        const Value* addrs = at(k, "status.addresses");
+        if (addrs == nullptr || !addrs->is_array()) {
+            continue;
+        }
+        for (const auto& a : *addrs) {
+            if (a.value("type", "") == "InternalIP" && a.value("address", "") == n.address) {
+                return &k;
+            }
+        }
+    }
+    return nullptr;
+}
+
+void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& o,
+                      Refusals& refuse) {
+    if (!o.ichor_api_served) {
+        refuse.add("the Ichor API is not served by the cluster's Kubernetes API (" +
+                       (o.ichor_api_missing.empty() ? std::string("no ichor.maesh.dev/v1alpha1")
+                                                    : o.ichor_api_missing) +
+                       ")",
+                   "IchorAPINotServed",
+                   "install Ichor's CRDs first: kubectl apply -f deploy/crds/ (from the Ichor "
+                   "release), or install Ichor with its Helm chart");
+    }
+    for (const auto& n : nodes) {
+        const Value* k = kube_node_of(n, o.kube_nodes);
+        if (k == nullptr) {
+            refuse.add(n.address + " (" + n.hostname +
+                           "): the cluster's Kubernetes API has no Node for it",
+                       "NoKubernetesNode",
+                       "check that the kubeconfig is this cluster's: kubectl get nodes -o wide",
+                       n.item);
+        } else if (condition_of(*k, "Ready") != "True") {
+            refuse.add(n.address + ": Node " + text_at(*k, "metadata.name") +
+                           " is NotReady; a cluster is adopted healthy",
+                       "NodeNotReady", "kubectl describe node " + text_at(*k, "metadata.name"),
+                       n.item);
+        }
+    }
+}
+
+// Discovery's members must be exactly the nodes given (Omni only compares the counts).
+void check_members(const std::vector<Node>& nodes, const ClusterPlanOptions& o, Refusals& refuse) {
+    if (!o.members) {
+        return;
+    }
+    std::set<std::string> given;
+    for (const auto& n : nodes) {
+        given.insert(n.address);
+    }
+    std::set<std::string> member_addresses;
+    std::vector<std::string> missing;
+    for (const auto& m : *o.members) {
+        bool listed = false;
+        for (const auto& a : m.addresses) {
+            member_addresses.insert(a);
+            listed = listed || given.count(a) != 0;
+        }
+        if (!listed) {
+            missing.push_back(m.hostname + " (" + util::join(m.addresses, ", ") + ")");
+        }
+    }
+    std::vector<std::string> strangers;
+    for (const auto& a : given) {
+        if (member_addresses.count(a) == 0) {
+            strangers.push_back(a);
+        }
+    }
+    if (!missing.empty()) {
+        refuse.add("Talos discovery lists member(s) missing from the nodes given: " +
+                       util::join(missing, ", "),
+                   "MembersMissing",
+                   "name every node of the cluster: kubectl ichor adopt --nodes " +
+                       node_list_flag(nodes) + ",...");
+    }
+    if (!strangers.empty()) {
+        refuse.add("address(es) " + util::join(strangers, ", ") +
+                       " are not members of the cluster by Talos discovery",
+                   "NotMembers", "talosctl get members; drop them from --nodes");
+    }
+}
+
+bool valid_name(const std::string& s) {
+    if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') {
+        return false;
+    }
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
+}
+
+Value string_list(const Value* v) {
+    Value out = Value::array();
+    if (v != nullptr && v->is_array()) {
+        for (const auto& x : *v) {
+            if (x.is_string()) {
+                out.push_back(x);
+            }
+        }
+    }
+    return out;
+}
+
+// The version the kubelet image names ("v1.34.4"), else the Node's kubelet version.
+std::string kubernetes_version(const Node& cp, const std::vector<Value>& kube_nodes) {
+    std::string image = text_at(cp.facts, "machine.kubelet.image");
+    if (auto colon = image.rfind(':');
+        colon != std::string::npos && image.find('/', colon) == std::string::npos) {
+        return image.substr(colon + 1);
+    }
+    const Value* k = kube_node_of(cp, kube_nodes);
+    return k != nullptr ? text_at(*k, "status.nodeInfo.kubeletVersion") : std::string();
+}
+
+Value make_cluster(const std::string& name, const std::vector<Node>& nodes, const Node& cp,
+                   const ClusterPlanOptions& o) {
+    const View v(*cp.item);
+    Value c = Value::object();
+    c["apiVersion"] = std::string(doc::k_ichor_api);
+    c["kind"] = "TalosCluster";
+    c["metadata"]["name"] = name;
+    c["metadata"]["namespace"] = o.ns;
+    c["metadata"]["labels"][std::string(vocab::k_label_cluster)] = name;
+    Value& spec = c["spec"];
+    if (v.cluster_name() != name) {
+        spec["clusterName"] = v.cluster_name();
+    }
+    spec["talosVersion"] = v.talos_version();
+    std::string k8s = kubernetes_version(cp, o.kube_nodes);
+    spec["kubernetesVersion"] = k8s.empty() || k8s.starts_with('v') ? k8s : "v" + k8s;
+    spec["endpoint"] = v.endpoint();
+    spec["versionContract"] =
+        v.version_contract().empty() ? minor_of(v.talos_version()) : v.version_contract();
+    int cps = 0;
+    Value addresses = Value::array();
+    for (const auto& n : nodes) {
+        cps += n.role == "controlplane";
+        addresses.push_back(n.address);
+    }
+    spec["controlPlane"]["count"] = cps;
+    Value pods = string_list(at(cp.facts, "cluster.network.podSubnets"));
+    Value services = string_list(at(cp.facts, "cluster.network.serviceSubnets"));
+    if (!pods.empty()) {
+        spec["network"]["podSubnets"] = pods;
+    }
+    if (!services.empty()) {
+        spec["network"]["serviceSubnets"] = services;
+    }
+    // Registry mirrors that every node has alike are the cluster's; any other is class A drift
+    // of the nodes that have it.
+    const Value* mirrors = at(nodes.front().facts, "machine.registries.mirrors");
+    bool common = mirrors != nullptr && mirrors->is_object() && !mirrors->empty();
+    for (const auto& n : nodes) {
+        const Value* m = at(n.facts, "machine.registries.mirrors");
+        common = common && m != nullptr && *m == *mirrors;
+    }
+    if (common) {
+        spec["registries"]["mirrors"] = *mirrors;
+    }
+    spec["discovery"]["addresses"] = addresses;
+    spec["cni"]["preset"] = o.cni_preset;
+    spec["secretsBundleRef"] = Value{{"name", bundle_secret_name(name)}, {"key", "bundle.yaml"}};
+    return c;
+}
+
+Value make_secret(const std::string& name, const ClusterPlanOptions& o) {
+    Value s = Value::object();
+    s["apiVersion"] = "v1";
+    s["kind"] = "Secret";
+    s["metadata"]["name"] = bundle_secret_name(name);
+    s["metadata"]["namespace"] = o.ns;
+    s["metadata"]["labels"][std::string(vocab::k_label_cluster)] = name;
+    s["metadata"]["annotations"][std::string(vocab::k_annotation_bundle_source)] = o.bundle_source;
+    s["type"] = "Opaque";
+    return s;
+}
+
+// "1.13" against "1.12": negative, zero or positive.
+int compare_minors(const std::string& a, const std::string& b) {
+    auto parse = [](const std::string& v) {
+        auto parts = util::split(v, '.');
+        return std::pair{parts.empty() ? 0 : std::atoi(parts[0].c_str()),
+                         parts.size() < 2 ? 0 : std::atoi(parts[1].c_str())};
+    };
+    auto x = parse(a);
+    auto y = parse(b);
+    return x < y ? -1 : (x == y ? 0 : 1);
+}
+
+// The version contract the cluster's configuration was generated with: of the contracts this
+// release renders, from the node's shape (machineconfig's probe: "1.12+" or one version) up to
+// its Talos minor, the one whose render of the first control plane differs least from it; a tie
+// goes to the newer.
+std::string probe_contract(const Value& cluster_obj, const Node& cp, const ClusterPlanOptions& o) {
+    const View v(*cp.item);
+    const std::string talos_minor = minor_of(v.talos_version());
+    const std::string probed = v.version_contract();
+    std::vector<std::string> candidates;
+    for (auto c : render::k_contracts) {
+        const std::string k(c);
+        const bool from_probe =
+            probed.empty() || probed == k ||
+            (probed.ends_with('+') && compare_minors(k, probed.substr(0, probed.size() - 1)) >= 0);
+        if (from_probe && compare_minors(k, talos_minor) <= 0) {
+            candidates.push_back(k);
+        }
+    }
+    if (candidates.empty()) {
+        return talos_minor;
+    }
+    std::string best = candidates.back();
+    std::size_t fewest = SIZE_MAX;
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+        Value tc = cluster_obj;
+        tc["spec"]["versionContract"] = *it;
+        auto spec = render::parse_cluster(tc);
+        if (!spec) {
+            continue;
+        }
+        render::Input in{&*spec, o.bundle, "controlplane", "", {}, "", {}};
+        in.install.disk = v.install_disk();
+        in.install.image = v.install_image();
+        in.install.wipe = v.install_wipe();
+        auto rendered = render::render(in);
+        if (!rendered) {
+            continue;
+        }
+        const std::size_t n = drift::diff(cp.facts, drift::normalize(*rendered)).size();
+        if (n < fewest) {
+            fewest = n;
+            best = *it;
+        }
+    }
+    return best;
+}
+
+// ---- Layers ---------------------------------------------------------------------------------
+
+struct Planned {
+    const Value* machine = nullptr; // the planned TalosMachine
+    const Node* node = nullptr;
+    render::Input input;
+    Value live_facts;
+    Value rendered_facts;
+    std::vector<drift::Change> class_a;
+    std::set<std::string> others; // dotted paths of the class B (and consented) findings
+};
+
+std::string key_of(const drift::Change& c) {
+    return c.dotted + "\x1f" + c.current.dump() + "\x1f" + c.proposed.dump();
+}
+
+Value make_patch(const std::string& name, const std::string& cluster, const std::string& layer,
+                 const std::string& target, const std::string& text, const std::string& ns) {
+    Value p = Value::object();
+    p["apiVersion"] = std::string(doc::k_ichor_api);
+    p["kind"] = "TalosConfigPatch";
+    p["metadata"]["name"] = name;
+    p["metadata"]["namespace"] = ns;
+    p["metadata"]["labels"][std::string(vocab::k_label_cluster)] = cluster;
+    p["spec"]["cluster"] = cluster;
+    p["spec"]["layer"] = layer;
+    if (layer == "role") {
+        p["spec"]["role"] = target;
+    } else if (layer == "machine") {
+        p["spec"]["machine"] = target;
+    }
+    p["spec"]["order"] = 0;
+    p["spec"]["patch"] = text;
+    return p;
+}
+
+// The class A changes of every machine, placed where a person would write them: a change equal
+// on every machine in the cluster layer, one equal on every machine of a role in that role's
+// layer, the rest on the machine. A layer needs two machines or more to share a change.
+struct Layering {
+    std::vector<Value> patches;
+    std::vector<std::string> lines; // what went where, for the plan's result
+};
+
+Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
+               const std::string& ns) {
+    Layering out;
+    std::map<std::string, int> everywhere;                     // key -> machines
+    std::map<std::string, std::map<std::string, int>> by_role; // role -> key -> machines
+    std::map<std::string, int> role_size;
+    for (const auto& p : planned) {
+        role_size[p.input.role]++;
+        for (const auto& c : p.class_a) {
+            everywhere[key_of(c)]++;
+            by_role[p.input.role][key_of(c)]++;
+        }
+    }
+    const int total = static_cast<int>(planned.size());
+    auto in_cluster = [&](const drift::Change& c) {
+        return total >= 2 && everywhere[key_of(c)] == total;
+    };
+    auto in_role = [&](const std::string& role, const drift::Change& c) {
+        return role_size[role] >= 2 && by_role[role][key_of(c)] == role_size[role];
+    };
+    auto describe = [](const std::vector<drift::Change>& cs) {
+        std::vector<std::string> paths;
+        for (const auto& c : cs) {
+            paths.push_back(c.dotted);
+        }
+        return util::join(paths, ", ");
+    };
+    // cluster layer: from the first machine that has the changes (all do)
+    std::vector<drift::Change> cluster_changes;
+    std::map<std::string, std::vector<drift::Change>> role_changes;
+    std::map<std::string, const Planned*> role_first;
+    for (const auto& p : planned) {
+        if (role_first.count(p.input.role) == 0) {
+            role_first[p.input.role] = &p;
+        }
+    }
+    if (!planned.empty()) {
+        for (const auto& c : planned.front().class_a) {
+            if (in_cluster(c)) {
+                cluster_changes.push_back(c);
+            }
+        }
+    }
+    for (const auto& [role, first] : role_first) {
+        for (const auto& c : first->class_a) {
+            if (!in_cluster(c) && in_role(role, c)) {
+                role_changes[role].push_back(c);
+            }
+        }
+    }
+    if (!cluster_changes.empty()) {
+        const Planned& f = planned.front();
+        std::string name = cluster + "-adopted";
+        out.patches.push_back(
+            make_patch(name, cluster, "cluster", "",
+                       drift::capture_patch(cluster_changes, f.live_facts, f.rendered_facts), ns));
+        out.lines.push_back(name + " (cluster layer): " + describe(cluster_changes));
+    }
+    for (const auto& [role, changes] : role_changes) {
+        const Planned& f = *role_first[role];
+        std::string name = cluster + "-" + role + "s-adopted";
+        out.patches.push_back(
+            make_patch(name, cluster, "role", role,
+                       drift::capture_patch(changes, f.live_facts, f.rendered_facts), ns));
+        out.lines.push_back(name + " (role " + role + "): " + describe(changes));
+    }
+    for (const auto& p : planned) {
+        std::vector<drift::Change> own;
+        for (const auto& c : p.class_a) {
+            if (!in_cluster(c) && !in_role(p.input.role, c)) {
+                own.push_back(c);
+            }
+        }
+        if (own.empty()) {
+            continue;
+        }
+        std::string machine = text_at(*p.machine, "metadata.name");
+        std::string name = machine + "-adopted";
+        out.patches.push_back(make_patch(name, cluster, "machine", machine,
+                                         drift::capture_patch(own, p.live_facts, p.rendered_facts),
+                                         ns));
+        out.lines.push_back(name + " (machine " + machine + "): " + describe(own));
+    }
+    return out;
+}
+
+// Render every machine again with all the layers: no class A may remain, and nothing else may
+// move. The problems, one per machine, or none.
+std::vector<std::string> verify(const std::vector<Planned>& planned,
+                                const std::vector<Value>& patches, const drift::Context& ctx) {
+    std::vector<std::string> problems;
+    for (const auto& p : planned) {
+        render::Input in = p.input;
+        in.patches = patches;
+        auto again = render::render(in);
+        if (!again) {
+            problems.push_back(in.machine + ": " + again.error().message);
+            continue;
+        }
+        std::vector<std::string> left;
+        for (const auto& c : drift::diff(p.live_facts, drift::normalize(*again))) {
+            auto v = drift::classify(c, ctx);
+            if (v.cls == drift::Class::Ignored || p.others.count(c.dotted) != 0) {
+                continue;
+            }
+            left.push_back(c.dotted);
+        }
+        if (!left.empty()) {
+            problems.push_back(in.machine + ": " + util::join(left, ", "));
+        }
+    }
+    return problems;
+}
+
+bool is_kind(const Value& item, std::string_view kind) {
+    return item.value("kind", "") == kind && item.value("apiVersion", "") == doc::k_ichor_api;
+}
+
+// The earlier plan's own items (a plan planned again gives the same list).
+void drop_planned(doc::ResourceList& list) {
+    Value kept = Value::array();
+    for (auto& item : list.items) {
+        const bool ours =
+            is_kind(item, "TalosMachine") || is_kind(item, "TalosConfigPatch") ||
+            is_kind(item, "TalosCluster") ||
+            (item.value("kind", "") == "Secret" && item.value("apiVersion", "") == "v1");
+        if (!ours) {
+            kept.push_back(std::move(item));
+        }
+    }
+    list.items = std::move(kept);
+}
+
+Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
+    if (o.bundle == nullptr) {
+        return failed(
+            make_error(ErrorKind::Config, "plan_cluster: no secrets bundle", "", "NoBundle"));
+    }
+    drop_planned(list);
+    Refusals refuse{list};
+    std::vector<Node> nodes;
+    if (!read_nodes(list, nodes, refuse)) {
+        list.add_result(doc::Severity::Error,
+                        "no Inspection in the input: nothing to adopt; hint: kubectl ichor "
+                        "adopt --talosconfig FILE --nodes ADDR,...",
+                        "NothingToAdopt");
+        Outcome out;
+        out.stopped = 0;
+        out.error =
+            make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...", "NothingToAdopt");
+        return out;
+    }
+    const Outcome refused_all = [&] {
+        Outcome out;
+        out.stopped = static_cast<int>(nodes.size());
+        return out;
+    }();
+    if (refuse.count > 0) {
+        return refused_all; // a node that could not be read: nothing else can be judged
+    }
+    check_identity(nodes, refuse);
+    check_etcd(nodes, refuse);
+    check_kubernetes(nodes, o, refuse);
+    check_members(nodes, o, refuse);
+    const Node* cp = nullptr;
+    for (const auto& n : nodes) {
+        if (n.role == "controlplane" && cp == nullptr) {
+            cp = &n;
+        }
+    }
+    std::string name = o.cluster;
+    if (name.empty() && cp != nullptr) {
+        name = View(*cp->item).cluster_name();
+    }
+    if (cp != nullptr && !valid_name(name)) {
+        refuse.add("the cluster's name \"" + name +
+                       "\" is not a valid TalosCluster name (a DNS-1123 label)",
+                   "InvalidClusterName", "name the TalosCluster: --cluster NAME");
+    }
+    if (o.cni_preset.empty()) {
+        refuse.add("the CNI of the cluster is not decided: this release adopts a whole cluster "
+                   "only with its CNI left as the nodes have it",
+                   "CNIUndecided",
+                   "rerun with --cni-unmanaged (spec.cni.preset: unmanaged, immutable)");
+    }
+    if (refuse.count > 0 || cp == nullptr) {
+        return refused_all;
+    }
+
+    Value cluster_obj = make_cluster(name, nodes, *cp, o);
+    cluster_obj["spec"]["versionContract"] = probe_contract(cluster_obj, *cp, o);
+    auto spec = render::parse_cluster(cluster_obj);
+    if (!spec) {
+        refuse.add("the TalosCluster built from " + cp->address +
+                       " cannot be rendered: " + spec.error().message,
+                   "ClusterUnreadable", "kubectl ichor inspect " + cp->address + " -o yaml");
+        return refused_all;
+    }
+
+    // Each machine's drift against the new cluster, as --add-machine plans it (trust, versions,
+    // role, install fields, classes), one machine-layer capture each; then the layers.
+    doc::ResourceList per_machine;
+    per_machine.items = list.items;
+    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}};
+    Outcome planned = plan(per_machine, po);
+    if (planned.error) {
+        return planned;
+    }
+    // A blocked or refused control plane refuses the whole cluster: its machines cannot be
+    // released without it, and nothing is written.
+    std::set<std::string> planned_uuids;
+    std::vector<const Value*> machines;
+    for (const auto& item : per_machine.items) {
+        if (is_kind(item, "TalosMachine")) {
+            machines.push_back(&item);
+            planned_uuids.insert(util::to_lower(text_at(item, "spec.identity.uuid")));
+        }
+    }
+    std::vector<const Node*> left_out;
+    for (const auto& n : nodes) {
+        if (planned_uuids.count(util::to_lower(View(*n.item).uuid())) == 0) {
+            left_out.push_back(&n);
+        }
+    }
+    for (auto& r : per_machine.results) {
+        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
+        if (code == "Plan" || code == "NothingToAdopt") {
+            continue; // the per-machine summary; this plan has its own
+        }
+        list.results.push_back(r);
+    }
+    bool cp_blocked = false;
+    for (const auto* n : left_out) {
+        if (n->role == "controlplane") {
+            cp_blocked = true;
+            refuse.add(n->address + ": control plane " + n->hostname +
+                           " is blocked (see its results above), and a cluster is not adopted "
+                           "without all its control planes; nothing was written",
+                       "ControlPlaneBlocked", "change the node as its results say, then plan again",
+                       n->item);
+        }
+    }
+    if (cp_blocked) {
+        return refused_all;
+    }
+
+    drift::Context ctx{!spec->registry_mirrors.is_null(), spec->cni_preset};
+    std::vector<Planned> work;
+    for (const Value* m : machines) {
+        Planned p;
+        p.machine = m;
+        for (const auto& n : nodes) {
+            if (util::to_lower(View(*n.item).uuid()) ==
+                util::to_lower(text_at(*m, "spec.identity.uuid"))) {
+                p.node = &n;
+            }
+        }
+        p.input.cluster = &*spec;
+        p.input.bundle = o.bundle;
+        p.input.role = text_at(*m, "spec.role");
+        p.input.machine = text_at(*m, "metadata.name");
+        p.input.install.disk = text_at(*m, "spec.install.disk");
+        p.input.install.image = text_at(*m, "spec.install.image");
+        const Value* wipe = at(*m, "spec.install.wipe");
+        p.input.install.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
+        auto rendered = render::render(p.input);
+        if (p.node == nullptr || !rendered) {
+            continue; // plan() already rendered it; cannot differ
+        }
+        p.live_facts = p.node->facts;
+        p.rendered_facts = drift::normalize(*rendered);
+        for (auto& c : drift::diff(p.live_facts, p.rendered_facts)) {
+            auto v = drift::classify(c, ctx);
+            if (v.cls == drift::Class::A) {
+                p.class_a.push_back(std::move(c));
+            } else if (v.cls != drift::Class::Ignored) {
+                p.others.insert(c.dotted);
+            }
+        }
+        work.push_back(std::move(p));
+    }
+    Layering layers = layer(work, name, o.ns);
+    std::vector<std::string> problems = verify(work, layers.patches, ctx);
+    std::vector<Value> patches;
+    if (problems.empty()) {
+        patches = std::move(layers.patches);
+        if (!layers.lines.empty()) {
+            list.add_result(doc::Severity::Info,
+                            "class A drift in layers: " + util::join(layers.lines, "; "), "Layers");
+        }
+    } else {
+        // The machines' own captures, each verified by plan(): always right, only less tidy.
+        for (const auto& item : per_machine.items) {
+            if (is_kind(item, "TalosConfigPatch")) {
+                patches.push_back(item);
+            }
+        }
+        list.add_result(doc::Severity::Warning,
+                        "the layered patches did not render every machine back to its live "
+                        "configuration (" +
+                            util::join(problems, "; ") +
+                            "); one machine-layer patch per machine instead",
+                        "LayersDidNotVerify");
+    }
+
+    std::vector<Value> created;
+    created.push_back(make_secret(name, o));
+    created.push_back(cluster_obj);
+    for (auto& p : patches) {
+        created.push_back(std::move(p));
+    }
+    std::vector<const Value*> ordered = machines;
+    std::stable_sort(ordered.begin(), ordered.end(), [](const Value* a, const Value* b) {
+        return (text_at(*a, "spec.role") == "controlplane") >
+               (text_at(*b, "spec.role") == "controlplane");
+    });
+    for (const Value* m : ordered) {
+        created.push_back(*m);
+    }
+
+    // An existing TalosCluster of this name is a rerun only when this plan wrote it.
+    if (o.existing_cluster != nullptr) {
+        doc::ResourceList probe;
+        probe.items = Value(created);
+        const std::string digest = plan_digest(probe);
+        const Value* a = at(*o.existing_cluster, "metadata.annotations");
+        const std::string theirs = a != nullptr && a->is_object()
+                                       ? a->value(std::string(vocab::k_annotation_plan_digest), "")
+                                       : std::string();
+        if (theirs != digest) {
+            refuse.add("TalosCluster " + name + " already exists in namespace " + o.ns +
+                           (theirs.empty() ? " and was not written by an adoption"
+                                           : " from an adoption with another plan"),
+                       "ClusterExists",
+                       "add machines to it with kubectl ichor adopt --cluster " + name +
+                           " --add-machine ADDRESS; an earlier adoption left held is removed with "
+                           "kubectl ichor hold abort --cluster " +
+                           name + "; or name another cluster with --cluster");
+            return refused_all;
+        }
+        list.add_result(doc::Severity::Info,
+                        "TalosCluster " + name +
+                            " exists from this plan: the adoption resumes (objects already "
+                            "written are skipped, held machines are released)",
+                        "Resume");
+    }
+
+    const int cps = static_cast<int>(std::count_if(ordered.begin(), ordered.end(), [](auto* m) {
+        return text_at(*m, "spec.role") == "controlplane";
+    }));
+    std::string summary = "plan: adopt cluster " + name + " (" + std::to_string(cps) +
+                          " control plane(s), " + std::to_string(ordered.size() - cps) +
+                          " worker(s)), " + std::to_string(patches.size()) +
+                          " TalosConfigPatch(es), the bundle " + o.bundle_source + " as Secret " +
+                          bundle_secret_name(name) + ", spec.cni.preset " + o.cni_preset;
+    if (!left_out.empty()) {
+        summary += "; " + std::to_string(left_out.size()) +
+                   " worker(s) blocked and left out: " + addresses_of(left_out);
+    }
+    list.add_result(doc::Severity::Info, summary, "Plan");
+    for (auto& c : created) {
+        list.items.push_back(std::move(c));
+    }
+    Outcome out;
+    out.done = static_cast<int>(ordered.size());
+    out.stopped = static_cast<int>(left_out.size());
+    return out;
+}
+
+} // namespace
+
+std::string bundle_secret_name(const std::string& cluster) {
+    return cluster + "-secrets";
+}
+
+Outcome plan_cluster(doc::ResourceList& list, const ClusterPlanOptions& o) {
+    return run_stage("drift", list, [&] { return plan_whole(list, o); });
+}
+
+} // namespace ichor::stages

@@ -1,0 +1,63 @@
+// Stage: plan of a whole running cluster that Ichor did not make (kubectl ichor adopt without
+// --add-machine; ADR 0128 "What is covered today", first rows; ADR 0103 section 1). From the
+// trust-checked Inspections of every node and what the caller read of the cluster's Kubernetes
+// API, the objects the adoption creates: the bundle Secret (without its data), the TalosCluster
+// built from the live cluster, the class A drift in layers (cluster, role, machine
+// TalosConfigPatches) and a held TalosMachine per node. Every refusal of the whole cluster is a
+// result here, before anything is written. docs/stream.md, "Plan of a cluster", is the format.
+// Pure: the caller reads the cluster and writes nothing.
+#pragma once
+
+#include "common/bundle/bundle.h"
+#include "common/doc/resource_list.h"
+#include "common/stages/stage.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ichor::stages {
+
+// A member of Talos discovery as a node lists it (the Members resources of namespace cluster).
+struct DiscoveryMember {
+    std::string hostname;
+    std::vector<std::string> addresses;
+};
+
+struct ClusterPlanOptions {
+    std::string cluster; // the TalosCluster to create; empty: the nodes' cluster.clusterName
+    std::string ns;      // its namespace
+    const bundle::Bundle* bundle = nullptr; // required: file or recovered
+    std::string bundle_source;              // how the bundle was had, for the plan's words
+    // spec.cni.preset: "unmanaged" (--cni-unmanaged). Empty: the CNI was not decided, refused.
+    std::string cni_preset;
+    // The cluster's Kubernetes API: its Node objects, and whether the Ichor API is served (its
+    // CRDs), with what is missing when it is not.
+    std::vector<doc::Value> kube_nodes;
+    bool ichor_api_served = false;
+    std::string ichor_api_missing;
+    // What already exists in the namespace: a TalosCluster of that name (null when none), the
+    // TalosMachines and TalosConfigPatches. A TalosCluster this plan wrote (its plan digest) is a
+    // rerun; any other is refused.
+    const doc::Value* existing_cluster = nullptr;
+    std::vector<doc::Value> machines;
+    std::vector<doc::Value> patches;
+    // Talos discovery's members as the first control plane lists them; nullopt when discovery is
+    // off or was not read.
+    std::optional<std::vector<DiscoveryMember>> members;
+};
+
+// The stage (stage.h). Appends to `list.items` the Secret (metadata only: its data is the bundle
+// and is written by hold apply from the bundle in memory, never into the plan), the TalosCluster,
+// the TalosConfigPatches (one per layer that has class A drift) and the held TalosMachines,
+// control planes first. Results: every refusal of the whole cluster (error, before any write),
+// each machine's drift as stages::plan gives it, the layering, and a closing summary. A blocked
+// control plane refuses the whole cluster; a blocked worker stays out and the others go on.
+// Outcome: done = machines planned, stopped = machines blocked or refused (every node when the
+// whole cluster is refused), skipped = machines an earlier run of this plan already created.
+Outcome plan_cluster(doc::ResourceList& list, const ClusterPlanOptions& options);
+
+// The name of the bundle Secret for the TalosCluster `cluster`.
+std::string bundle_secret_name(const std::string& cluster);
+
+} // namespace ichor::stages

@@ -1,0 +1,385 @@
+// The whole-cluster plan (common/stages/plan_cluster.h): every node's Inspection and what was read
+// of the cluster's Kubernetes API in; the bundle Secret, the TalosCluster, the layered patches and
+// the held machines out, or the refusals that stop the whole cluster before any write.
+#include "common/doc/vocabulary.h"
+#include "common/render/render.h"
+#include "common/stages/hold.h"
+#include "common/stages/plan_cluster.h"
+#include "test_plan_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace ichor;
+using doc::Value;
+
+namespace {
+
+// The golden cluster "lab-u" (cni unmanaged, cluster.clusterName legacy-name): one control plane
+// and workers, each an Inspection as trustcheck leaves it, with etcd, a Ready Node each.
+struct Cluster {
+    test::PlanFixture fx;
+    doc::ResourceList list;
+    stages::ClusterPlanOptions o;
+    std::vector<std::string> hosts;
+
+    void add(const std::string& address, const std::string& host, const std::string& config) {
+        Value v = fx.inspection(address, host, config);
+        v["status"]["trust"]["cluster"] = "lab-u";
+        list.items.push_back(std::move(v));
+        hosts.push_back(host);
+        Value n = Value::object();
+        n["apiVersion"] = "v1";
+        n["kind"] = "Node";
+        n["metadata"]["name"] = host;
+        n["status"]["conditions"] = Value::array({Value{{"type", "Ready"}, {"status", "True"}}});
+        n["status"]["nodeInfo"]["kubeletVersion"] = "v1.34.4";
+        o.kube_nodes.push_back(std::move(n));
+    }
+
+    Cluster() {
+        add("10.0.0.2", "u-cp-1", "cp-1.13-unmanaged");
+        add("10.0.0.3", "u-w-1", "w-1.13-unmanaged");
+        add("10.0.0.4", "u-w-2", "w-1.13-unmanaged");
+        etcd();
+        o.cluster = "lab-u";
+        o.ns = "ichor-system";
+        o.bundle = &fx.bundle;
+        o.bundle_source = "recovered from 10.0.0.2";
+        o.cni_preset = "unmanaged";
+        o.ichor_api_served = true;
+    }
+
+    void etcd() {
+        Value members = Value::array();
+        for (auto& item : list.items) {
+            if (doc::get_string(item, "status.facts.role") == "controlplane") {
+                members.push_back(Value{
+                    {"id", "00000000000000" + std::to_string(members.size() + 1)},
+                    {"hostname", doc::get_string(item, "status.identity.hostname")},
+                    {"peerURLs", Value::array({"https://" + doc::get_string(item, "spec.address") +
+                                               ":2380"})}});
+            }
+        }
+        for (auto& item : list.items) {
+            if (doc::get_string(item, "status.facts.role") == "controlplane") {
+                item["status"]["etcd"]["members"] = members;
+                item["status"]["etcd"]["status"]["memberID"] = "0000000000000001";
+            }
+        }
+    }
+
+    // Sets `path` (keys) to `value` in the v1alpha1 document of node `index`.
+    void set(std::size_t index, const std::vector<std::string>& path, Value value) {
+        Value& docs = list.items[index]["status"]["config"];
+        for (auto& d : docs) {
+            if (d.contains("kind")) {
+                continue;
+            }
+            Value* at = &d;
+            for (const auto& k : path) {
+                at = &(*at)[k];
+            }
+            *at = std::move(value);
+            return;
+        }
+        FAIL("no v1alpha1 document");
+    }
+
+    stages::Outcome run() {
+        auto out = stages::plan_cluster(list, o);
+        INFO((out.error ? out.error->message : std::string("no error")));
+        CHECK_FALSE(out.error);
+        for (const auto& r : list.results) {
+            UNSCOPED_INFO(r.value("message", ""));
+        }
+        return out;
+    }
+
+    [[nodiscard]] std::vector<const Value*> of_kind(const std::string& kind) const {
+        std::vector<const Value*> out;
+        for (const auto& i : list.items) {
+            if (i.value("kind", "") == kind) {
+                out.push_back(&i);
+            }
+        }
+        return out;
+    }
+
+    [[nodiscard]] bool has_code(const std::string& code) const {
+        return std::any_of(list.results.begin(), list.results.end(), [&](const Value& r) {
+            return r["tags"].value(std::string(vocab::k_tag_code), "") == code;
+        });
+    }
+};
+
+const Value* patch_of_layer(const Cluster& c, const std::string& layer) {
+    for (const auto* p : c.of_kind("TalosConfigPatch")) {
+        if (doc::get_string(*p, "spec.layer") == layer) {
+            return p;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("a whole cluster: the Secret without data, the TalosCluster from the live cluster, held "
+          "machines control planes first",
+          "[plan][cluster]") {
+    Cluster c;
+    auto out = c.run();
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK(out.stopped == 0);
+    CHECK_FALSE(c.list.has_errors());
+    auto secrets = c.of_kind("Secret");
+    REQUIRE(secrets.size() == 1);
+    CHECK(doc::get_string(*secrets[0], "metadata.name") == "lab-u-secrets");
+    CHECK_FALSE(secrets[0]->contains("data")); // the bundle never goes into the plan
+    CHECK_FALSE(secrets[0]->contains("stringData"));
+    auto clusters = c.of_kind("TalosCluster");
+    REQUIRE(clusters.size() == 1);
+    const Value& tc = *clusters[0];
+    CHECK(doc::get_string(tc, "metadata.name") == "lab-u");
+    CHECK(doc::get_string(tc, "spec.clusterName") == "legacy-name");
+    CHECK(doc::get_string(tc, "spec.endpoint") == "https://lb.example.com:6443");
+    CHECK(doc::get_string(tc, "spec.talosVersion") == "v1.13.9");
+    CHECK(doc::get_string(tc, "spec.kubernetesVersion") == "v1.34.4");
+    CHECK(doc::get_string(tc, "spec.versionContract") == "1.13");
+    CHECK(tc["spec"]["controlPlane"]["count"] == 1);
+    CHECK(tc["spec"]["cni"]["preset"] == "unmanaged");
+    CHECK(tc["spec"]["network"]["podSubnets"] == Value::array({"10.244.0.0/16"}));
+    CHECK(tc["spec"]["discovery"]["addresses"] ==
+          Value::array({"10.0.0.2", "10.0.0.3", "10.0.0.4"}));
+    CHECK(doc::get_string(tc, "spec.secretsBundleRef.name") == "lab-u-secrets");
+    auto machines = c.of_kind("TalosMachine");
+    REQUIRE(machines.size() == 3);
+    CHECK(doc::get_string(*machines[0], "spec.role") == "controlplane");
+    for (const auto* m : machines) {
+        CHECK((*m)["metadata"]["annotations"][std::string(vocab::k_annotation_hold_apply)] ==
+              "true");
+        CHECK((*m)["spec"]["approval"] == "Approved");
+    }
+    CHECK(c.of_kind("TalosConfigPatch").empty()); // the nodes are the render
+    // the order a rerun resumes in: the Secret, the cluster, patches, machines
+    std::vector<std::string> kinds;
+    for (const auto& i : c.list.items) {
+        if (i.value("kind", "") != "Inspection") {
+            kinds.push_back(i.value("kind", ""));
+        }
+    }
+    CHECK(kinds.front() == "Secret");
+    CHECK(kinds[1] == "TalosCluster");
+}
+
+TEST_CASE("class A drift in layers: equal on every node is the cluster's, equal on a role the "
+          "role's, the rest the machine's",
+          "[plan][cluster]") {
+    Cluster c;
+    c.add("10.0.0.5", "u-cp-2", "cp-1.13-unmanaged");
+    c.etcd();
+    for (std::size_t i = 0; i < 4; ++i) {
+        c.set(i, {"machine", "sysctls"}, Value{{"net.core.somaxconn", "65535"}});
+    }
+    for (std::size_t i : {1, 2}) {
+        c.set(i, {"machine", "kernel"},
+              Value{{"modules", Value::array({Value{{"name", "br_netfilter"}}})}});
+    }
+    c.set(0, {"machine", "certSANs"}, Value::array({"cp.example.com"}));
+    c.set(3, {"machine", "certSANs"}, Value::array({"cp.example.com"}));
+    c.set(2, {"machine", "sysctls"},
+          Value{{"net.core.somaxconn", "65535"}, {"vm.max_map_count", "262144"}});
+    auto out = c.run();
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 4);
+    CHECK_FALSE(c.has_code("LayersDidNotVerify"));
+    const Value* cluster = patch_of_layer(c, "cluster");
+    REQUIRE(cluster != nullptr);
+    CHECK(doc::get_string(*cluster, "metadata.name") == "lab-u-adopted");
+    CHECK(doc::get_string(*cluster, "spec.patch").find("somaxconn") != std::string::npos);
+    CHECK(doc::get_string(*cluster, "spec.patch").find("br_netfilter") == std::string::npos);
+    std::vector<const Value*> roles;
+    for (const auto* p : c.of_kind("TalosConfigPatch")) {
+        if (doc::get_string(*p, "spec.layer") == "role") {
+            roles.push_back(p);
+        }
+    }
+    REQUIRE(roles.size() == 2);
+    for (const auto* r : roles) {
+        const std::string text = doc::get_string(*r, "spec.patch");
+        if (doc::get_string(*r, "spec.role") == "worker") {
+            CHECK(text.find("br_netfilter") != std::string::npos);
+            CHECK(text.find("somaxconn") == std::string::npos);
+        } else {
+            CHECK(doc::get_string(*r, "spec.role") == "controlplane");
+            CHECK(text.find("cp.example.com") != std::string::npos);
+        }
+    }
+    const Value* machine = patch_of_layer(c, "machine");
+    REQUIRE(machine != nullptr);
+    CHECK(doc::get_string(*machine, "spec.machine") == "u-w-2");
+    CHECK(doc::get_string(*machine, "spec.patch").find("max_map_count") != std::string::npos);
+    CHECK(doc::get_string(*machine, "spec.patch").find("somaxconn") == std::string::npos);
+    CHECK(c.of_kind("TalosConfigPatch").size() == 4);
+
+    // Every machine rendered with every layer is its node again: no class A left.
+    auto spec = render::parse_cluster(*c.of_kind("TalosCluster")[0]);
+    REQUIRE(spec.ok());
+    std::vector<Value> patches;
+    for (const auto* p : c.of_kind("TalosConfigPatch")) {
+        patches.push_back(*p);
+    }
+    doc::ResourceList again;
+    for (const auto& i : c.list.items) {
+        if (i.value("kind", "") == "Inspection") {
+            again.items.push_back(i);
+        }
+    }
+    Value tc = *c.of_kind("TalosCluster")[0];
+    auto replanned =
+        stages::plan(again, {"lab-u", "ichor-system", true, &tc, &c.fx.bundle, patches, {}});
+    REQUIRE_FALSE(replanned.error);
+    CHECK(replanned.done == 4);
+    for (const auto& i : again.items) {
+        CHECK(i.value("kind", "") != "TalosConfigPatch"); // nothing left to capture
+    }
+}
+
+TEST_CASE("a plan planned again gives the same list, and the same digest", "[plan][cluster]") {
+    Cluster c;
+    c.set(1, {"machine", "sysctls"}, Value{{"vm.max_map_count", "262144"}});
+    REQUIRE_FALSE(c.run().error);
+    const std::string first = doc::to_yaml(c.list.to_value());
+    const std::string digest = stages::plan_digest(c.list);
+    REQUIRE_FALSE(c.run().error);
+    CHECK(doc::to_yaml(c.list.to_value()) == first);
+    CHECK(stages::plan_digest(c.list) == digest);
+}
+
+TEST_CASE("whole-cluster refusals are results before any object", "[plan][cluster]") {
+    auto refused = [](Cluster& c, const std::string& code) {
+        auto out = c.run();
+        REQUIRE_FALSE(out.error);
+        CHECK(out.done == 0);
+        CHECK(out.stopped == 3);
+        CHECK(c.has_code(code));
+        CHECK(c.of_kind("TalosMachine").empty());
+        CHECK(c.of_kind("TalosCluster").empty());
+        CHECK(c.of_kind("Secret").empty());
+    };
+    SECTION("a node with no Kubernetes Node") {
+        Cluster c;
+        c.o.kube_nodes.pop_back();
+        refused(c, "NoKubernetesNode");
+    }
+    SECTION("a NotReady Node") {
+        Cluster c;
+        c.o.kube_nodes[1]["status"]["conditions"][0]["status"] = "False";
+        refused(c, "NodeNotReady");
+    }
+    SECTION("the Ichor API not served") {
+        Cluster c;
+        c.o.ichor_api_served = false;
+        refused(c, "IchorAPINotServed");
+    }
+    SECTION("the CNI not decided") {
+        Cluster c;
+        c.o.cni_preset.clear();
+        refused(c, "CNIUndecided");
+    }
+    SECTION("two Talos versions") {
+        Cluster c;
+        c.list.items[2]["status"]["talosVersion"] = "v1.12.11";
+        refused(c, "TalosVersions");
+    }
+    SECTION("a version below the floor") {
+        Cluster c;
+        for (auto& i : c.list.items) {
+            i["status"]["talosVersion"] = "v1.11.5";
+        }
+        refused(c, "TalosTooOld");
+    }
+    SECTION("two cluster IDs") {
+        Cluster c;
+        c.list.items[2]["status"]["facts"]["clusterID"] = "another";
+        refused(c, "ClusterIDs");
+    }
+    SECTION("no control plane") {
+        Cluster c;
+        c.list.items.erase(c.list.items.begin());
+        auto out = c.run();
+        CHECK(out.done == 0);
+        CHECK(c.has_code("NoControlPlane"));
+        CHECK(c.of_kind("TalosMachine").empty());
+    }
+    SECTION("an unhealthy etcd member") {
+        Cluster c;
+        c.list.items[0]["status"]["etcd"]["problem"] = "etcd is not running";
+        refused(c, "EtcdUnhealthy");
+        CHECK(c.has_code("NoQuorum"));
+    }
+    SECTION("an etcd member that is not a control plane given") {
+        Cluster c;
+        c.list.items[0]["status"]["etcd"]["members"].push_back(
+            Value{{"id", "0000000000000009"}, {"hostname", "old-cp"}});
+        refused(c, "EtcdMembers");
+    }
+    SECTION("a CA rotation under way") {
+        Cluster c;
+        c.list.items[1]["status"]["facts"]["acceptedCAs"] = Value::array({"sha256:aa"});
+        refused(c, "CARotation");
+    }
+    SECTION("discovery members that are not the nodes given") {
+        Cluster c;
+        c.o.members = std::vector<stages::DiscoveryMember>{
+            {"u-cp-1", {"10.0.0.2"}}, {"u-w-1", {"10.0.0.3"}}, {"u-w-9", {"10.0.0.9"}}};
+        refused(c, "MembersMissing");
+        CHECK(c.has_code("NotMembers")); // 10.0.0.4
+    }
+    SECTION("a TalosCluster of that name that this plan did not write") {
+        Cluster c;
+        Value existing = Value{{"metadata", {{"name", "lab-u"}}}};
+        c.o.existing_cluster = &existing;
+        refused(c, "ClusterExists");
+    }
+}
+
+TEST_CASE("a TalosCluster this plan wrote is a rerun, not a refusal", "[plan][cluster]") {
+    Cluster c;
+    REQUIRE_FALSE(c.run().error);
+    Value existing = *c.of_kind("TalosCluster")[0];
+    existing["metadata"]["annotations"][std::string(vocab::k_annotation_plan_digest)] =
+        stages::plan_digest(c.list);
+    c.o.existing_cluster = &existing;
+    auto out = c.run();
+    CHECK(out.done == 3);
+    CHECK(c.has_code("Resume"));
+    CHECK_FALSE(c.list.has_errors());
+}
+
+TEST_CASE("a blocked worker stays out and the others go on; a blocked control plane refuses all",
+          "[plan][cluster]") {
+    SECTION("worker") {
+        Cluster c;
+        c.set(2, {"cluster", "inlineManifests"},
+              Value::array({Value{{"name", "x"}, {"contents", "kind: ConfigMap"}}})); // class C
+        auto out = c.run();
+        REQUIRE_FALSE(out.error);
+        CHECK(out.done == 2);
+        CHECK(out.stopped == 1);
+        CHECK(c.of_kind("TalosMachine").size() == 2);
+        CHECK(c.of_kind("TalosCluster").size() == 1);
+    }
+    SECTION("control plane") {
+        Cluster c;
+        c.set(0, {"cluster", "inlineManifests"},
+              Value::array({Value{{"name", "x"}, {"contents", "kind: ConfigMap"}}}));
+        auto out = c.run();
+        CHECK(out.done == 0);
+        CHECK(c.has_code("ControlPlaneBlocked"));
+        CHECK(c.of_kind("TalosMachine").empty());
+        CHECK(c.of_kind("TalosCluster").empty());
+    }
+}

@@ -1,0 +1,312 @@
+// kubectl ichor adopt without --add-machine: a whole running cluster that Ichor did not make.
+// inspect every node, recover or read the bundle, trustcheck, plan the cluster, then (without
+// --plan) hold apply and hold release, in one process over the same documents.
+#include "common/cli/consent.h"
+#include "common/cli/errors.h"
+#include "common/cli/output.h"
+#include "common/cli/progress.h"
+#include "common/cli/run.h"
+#include "common/doc/vocabulary.h"
+#include "common/inspection/view.h"
+#include "common/kube/paths.h"
+#include "common/stages/hold.h"
+#include "common/stages/inspect.h"
+#include "common/stages/objects.h"
+#include "common/stages/plan.h"
+#include "common/stages/plan_cluster.h"
+#include "common/stages/sources.h"
+#include "common/stages/trust.h"
+#include "common/util/clock.h"
+#include "common/util/strings.h"
+#include "tools/adopt/adopt.h"
+
+namespace ichor::tools::adopt {
+
+namespace {
+
+struct Whole {
+    std::unique_ptr<kube::Client> kube;
+    std::unique_ptr<stages::IchorObjects> objects;
+    talos::TalosContext talos;
+    std::string talosconfig_path;
+    bundle::Bundle bundle;
+    std::string bundle_source;
+    doc::Value cluster; // the TalosCluster as planned (for the release's zero-drift check)
+};
+
+// The first control plane among the Inspections, else null.
+const doc::Value* first_control_plane(const doc::ResourceList& list) {
+    for (const auto& item : list.items) {
+        const inspection::View v(item);
+        if (v.is_inspection() && (v.role() == "controlplane" || v.role() == "init")) {
+            return &item;
+        }
+    }
+    return nullptr;
+}
+
+// The Ichor API the adoption writes to: the three kinds of deploy/crds, served.
+std::pair<bool, std::string> ichor_api(kube::Client& k) {
+    auto g = k.get("/apis/" + std::string(vocab::k_ichor_api));
+    if (!g) {
+        return {false, g.error().code == "NotFound"
+                           ? std::string("the group version ") + std::string(vocab::k_ichor_api) +
+                                 " is not served"
+                           : g.error().message};
+    }
+    std::vector<std::string> missing;
+    for (const char* plural : {"talosclusters", "talosmachines", "talosconfigpatches"}) {
+        bool found = false;
+        if (const doc::Value* r = doc::find_path(*g, "resources"); r != nullptr && r->is_array()) {
+            for (const auto& res : *r) {
+                found = found || res.value("name", "") == plural;
+            }
+        }
+        if (!found) {
+            missing.push_back(plural);
+        }
+    }
+    return {missing.empty(),
+            missing.empty() ? std::string() : "missing: " + util::join(missing, ", ")};
+}
+
+Result<std::vector<talos::Address>> node_addresses(const Options& o, const talos::TalosContext& c) {
+    const std::vector<std::string>& given = o.nodes.empty() ? c.nodes : o.nodes;
+    if (given.empty()) {
+        return cli::usage_error("no nodes: the talosconfig context names none and --nodes is not "
+                                "given",
+                                "kubectl ichor adopt --talosconfig FILE --nodes CP1,CP2,W1,...");
+    }
+    std::vector<talos::Address> out;
+    for (const auto& text : given) {
+        auto a = talos::parse_address(text);
+        if (!a) {
+            return a.error().wrap("--nodes");
+        }
+        out.push_back(*a);
+    }
+    return out;
+}
+
+std::string whole_explain(const Options& o) {
+    std::string ns = o.kube.ns.empty() ? "" : " -n " + o.kube.ns;
+    std::string tc = o.talos.talosconfig.empty() ? "" : " --talosconfig " + o.talos.talosconfig;
+    std::string nodes = o.nodes.empty() ? "NODES..." : util::join(o.nodes, " ");
+    std::string name = o.kube.cluster.empty() ? "NAME" : o.kube.cluster;
+    std::string s = "kubectl ichor inspect " + nodes + tc + " \\\n" +
+                    " | kubectl ichor trustcheck --cluster " + name + ns +
+                    (o.bundle.file.empty() ? " --recover-secrets --recover-from CONTROL-PLANE" + tc
+                                           : " --secrets-bundle " + o.bundle.file) +
+                    " \\\n | kubectl ichor drift --whole-cluster --cluster " + name + ns +
+                    (o.cni_unmanaged ? " --cni-unmanaged" : "") + " > plan.yaml\n";
+    s += "# (this release plans a whole cluster in adopt itself; the drift line is what it does)\n";
+    if (!o.plan_only) {
+        s += "kubectl ichor hold apply -f plan.yaml" + ns + " --secrets-bundle BUNDLE" +
+             (o.yes ? " --yes" : "") + "\n";
+        s += "kubectl ichor hold release --cluster " + name + ns + tc +
+             (o.parallel > 1 ? " --parallel " + std::to_string(o.parallel) : "") + "\n";
+    }
+    return s;
+}
+
+Status keep(const Options& o, const std::string& name, const doc::ResourceList& list) {
+    return keep_stage(o.keep_stages, name, list);
+}
+
+stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::Streams& s) {
+    auto k = o.kube.connect(s, "adopt");
+    if (!k) {
+        return stages::failed(k.error());
+    }
+    w.kube = std::move(*k);
+    w.objects = stages::objects_over(*w.kube);
+    auto ctx = o.talos.load(s);
+    if (!ctx) {
+        return stages::failed(ctx.error());
+    }
+    w.talos = ctx->context;
+    w.talosconfig_path = ctx->path;
+    auto addresses = node_addresses(o, w.talos);
+    if (!addresses) {
+        return stages::failed(addresses.error());
+    }
+    stages::InspectOptions io;
+    io.addresses = *addresses;
+    io.context = w.talos;
+    io.talosconfig_path = w.talosconfig_path;
+    auto ep = o.talos.endpoint_for(w.talos);
+    if (!ep) {
+        return stages::failed(ep.error());
+    }
+    io.endpoint = *ep;
+    io.call_timeout_ms = o.talos.call_timeout_ms;
+    io.concurrency = o.talos.concurrency;
+    cli::Progress progress(s);
+    progress.update("reading " + std::to_string(io.addresses.size()) + " node(s)");
+    stages::inspect(list, io);
+    progress.done();
+    if (auto st = keep(o, "1-inspect.yaml", list); !st) {
+        return stages::failed(st.error());
+    }
+    const doc::Value* cp = first_control_plane(list);
+    std::string name = o.kube.cluster;
+    if (name.empty() && cp != nullptr) {
+        name = inspection::View(*cp).cluster_name();
+    }
+    if (name.empty()) {
+        name = "unnamed";
+    }
+
+    // The bundle: the file, else recovered read-only from a control plane (the first by default).
+    stages::BundleSource src;
+    src.file = o.bundle.file;
+    src.call_timeout_ms = o.talos.call_timeout_ms;
+    if (src.file.empty()) {
+        src.recover_from = !o.bundle.recover_from.empty() ? o.bundle.recover_from
+                           : cp != nullptr                ? inspection::View(*cp).node()
+                                                          : std::string();
+        src.recover_to = o.bundle.recover_to;
+    }
+    if (src.file.empty() && src.recover_from.empty()) {
+        // no control plane: plan_cluster refuses it by name; a bundle of no one is not needed
+        w.bundle = bundle::Bundle{};
+    } else {
+        auto b = stages::load_bundle(src, &w.talos, nullptr, nullptr, [&s](std::string_view m) {
+            cli::report_warning(s, "adopt", m);
+        });
+        if (!b) {
+            return stages::failed(b.error());
+        }
+        w.bundle = *b;
+    }
+    w.bundle_source = src.file.empty() ? "recovered from " + src.recover_from : "from " + src.file;
+    stages::check_trust(list, {&w.bundle, name, w.kube->ns()});
+    if (auto st = keep(o, "2-trustcheck.yaml", list); !st) {
+        return stages::failed(st.error());
+    }
+
+    stages::ClusterPlanOptions po;
+    po.cluster = o.kube.cluster;
+    po.ns = w.kube->ns();
+    po.bundle = &w.bundle;
+    po.bundle_source = w.bundle_source;
+    po.cni_preset = o.cni_unmanaged ? "unmanaged" : "";
+    auto nodes = w.kube->list("/api/v1/nodes");
+    if (!nodes) {
+        return stages::failed(nodes.error().wrap("reading the cluster's Nodes"));
+    }
+    if (const doc::Value* items = doc::find_path(*nodes, "items"); items && items->is_array()) {
+        po.kube_nodes.assign(items->begin(), items->end());
+    }
+    std::tie(po.ichor_api_served, po.ichor_api_missing) = ichor_api(*w.kube);
+    doc::Value existing;
+    if (po.ichor_api_served) {
+        auto c = w.objects->get("talosclusters", w.kube->ns(), name);
+        if (c) {
+            existing = *c;
+            po.existing_cluster = &existing;
+        } else if (c.error().code != "NotFound") {
+            return stages::failed(c.error().wrap("reading TalosCluster " + name));
+        }
+    }
+    stages::Outcome planned = stages::plan_cluster(list, po);
+    if (planned.error) {
+        return planned;
+    }
+    for (const auto& item : list.items) {
+        if (item.value("kind", "") == "TalosCluster") {
+            w.cluster = item;
+        }
+    }
+    if (auto st = keep(o, "3-plan.yaml", list); !st) {
+        return stages::failed(st.error());
+    }
+    return planned;
+}
+
+stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList plan,
+                                  cli::Streams& s, const stages::Outcome& planned) {
+    std::vector<std::string> names;
+    for (const auto& i : plan.items) {
+        if (i.value("kind", "") == "TalosMachine") {
+            names.push_back(doc::get_string(i, "metadata.name"));
+        }
+    }
+    const std::string cluster = doc::get_string(w.cluster, "metadata.name");
+    std::string what = "adopt cluster " + cluster + ": create the bundle Secret, TalosCluster " +
+                       cluster + ", its patches and " + std::to_string(names.size()) +
+                       " held TalosMachine(s) (" + util::join(names, ", ") + ") in namespace " +
+                       w.kube->ns() +
+                       ", then release them one by one after a live zero-drift check";
+    if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
+        return stages::failed(st.error());
+    }
+    cli::Progress progress(s);
+    stages::ApplyOptions ao{w.objects.get(), o.backup_dir, util::now_rfc3339(),
+                            [&progress](std::string_view m) { progress.announce(m); }, &w.bundle};
+    // The blocked workers' results stay in the report; hold apply writes what the plan creates.
+    doc::ResourceList applied = plan;
+    doc::Value kept = doc::Value::array();
+    for (auto& r : applied.results) {
+        if (r.value("severity", "") != "error") {
+            kept.push_back(r);
+        }
+    }
+    applied.results = kept;
+    stages::Outcome apply = stages::hold_apply(applied, ao);
+    if (apply.error) {
+        progress.done();
+        return apply;
+    }
+    auto ro = stages::release_options(*w.objects, cluster, names, w.talos, w.talosconfig_path,
+                                      o.talos.call_timeout_ms, w.bundle, w.cluster, o.timeout_ms);
+    ro.parallel = o.parallel;
+    ro.progress = [&progress](std::string_view m) { progress.update(m); };
+    ro.say = [&progress](std::string_view m) { progress.announce(m); };
+    doc::ResourceList out;
+    stages::Outcome release = stages::hold_release(out, ro);
+    progress.done();
+    if (release.error) {
+        return release;
+    }
+    for (auto& r : plan.results) {
+        if (r.value("severity", "") == "error") {
+            out.results.push_back(r); // the blocked workers, named again at the end
+        }
+    }
+    for (auto& r : applied.results) {
+        out.results.push_back(r);
+    }
+    if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
+        return stages::failed(st.error());
+    }
+    release.stopped += apply.stopped + planned.stopped;
+    return release;
+}
+
+} // namespace
+
+stages::Outcome adopt_cluster(const Options& o, cli::Streams& s) {
+    if (o.explain) {
+        s.out << whole_explain(o);
+        return {};
+    }
+    Whole w;
+    doc::ResourceList list;
+    stages::Outcome planned = plan(o, w, list, s);
+    if (planned.error) {
+        return planned;
+    }
+    if (o.plan_only || planned.done == 0) {
+        if (auto st = cli::write_list(s, o.output, list, stages::plan_table); !st) {
+            return stages::failed(st.error());
+        }
+        if (!o.plan_only) {
+            planned.done = 0; // refused: the plan's results say why; nothing was written
+        }
+        return planned;
+    }
+    return apply_and_release(o, w, std::move(list), s, planned);
+}
+
+} // namespace ichor::tools::adopt
