@@ -35,6 +35,10 @@ const (
 	NodeNotReadyMsg    = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
 )
 
+// defaultPodSubnet is Talos's default cluster.network.podSubnets (machinery names the constant
+// DefaultIPv4PodNet up to v1.13 and DefaultIPv4PodCIDR from v1.14, so it is written out here).
+const defaultPodSubnet = "10.244.0.0/16"
+
 // Flannel's object names on Talos (reference/cni.md §1.1).
 const (
 	FlannelNamespace = "kube-system"
@@ -171,7 +175,7 @@ func flannelObjects(nodes, ready int) []KubeObject {
     "Type": "vxlan",
     "Port": 4789
   }
-}`, constants.DefaultIPv4PodNet)
+}`, defaultPodSubnet)
 	cniConf := `{
   "name": "cbr0",
   "cniVersion": "1.0.0",
