@@ -57,9 +57,10 @@ expect_contains "the Ichor API is served" "$(kubectl api-resources --api-group=i
 expect_eq "home is not recorded in Ichor" "$(k get tc,tm,tcp -o name | wc -l)" 0
 
 # --- what the whole-cluster adoption writes, then its release one machine at a time ----------
-# The bundle is the cluster's (trustcheck.sh shows the recovered bundle equals it).
+# The bundle is the cluster's (trustcheck.sh shows the recovered bundle equals it). Its Secret is
+# kept out of $OUT, which zz_secrets_scan reads.
 kubectl -n ichor-system create secret generic home-secrets --from-file=bundle.yaml="$(cluster_field home secretsBundle)" \
-  --dry-run=client -o json | jq '.metadata.labels = {"ichor.maesh.dev/cluster": "home"}' > "$OUT/secret.json"
+  --dry-run=client -o json | jq '.metadata.labels = {"ichor.maesh.dev/cluster": "home"}' > "$PRIV/secret.json"
 jq -n --slurpfile lab "$LAB" '{
   apiVersion: "ichor.maesh.dev/v1alpha1", kind: "TalosCluster",
   metadata: {name: "home", namespace: "ichor-system", labels: {"ichor.maesh.dev/cluster": "home"}},
@@ -78,7 +79,7 @@ jq '[.nodes[] | select(.cluster == "home") | {
   spec: {cluster: "home", approval: "Approved", role, address,
     identity: {uuid, serial, macs}, install: {disk: .installDisk, image: .installImage, wipe: false}}}]
   | {apiVersion: "v1", kind: "List", items: .}' "$LAB" > "$OUT/machines.json"
-run write sh -c "kubectl apply --server-side --field-manager=kubectl-ichor-adopt -f '$OUT/secret.json' -f '$OUT/cluster.json' -f '$OUT/patch.json' -f '$OUT/machines.json'"
+run write sh -c "kubectl apply --server-side --field-manager=kubectl-ichor-adopt -f '$PRIV/secret.json' -f '$OUT/cluster.json' -f '$OUT/patch.json' -f '$OUT/machines.json'"
 expect_eq "the adoption's objects are accepted" "$(rc write)" 0
 [ "$(rc write)" = 0 ] || err write
 sim DELETE /nodes/home-cp-1/calls > /dev/null
