@@ -119,6 +119,10 @@ class NodeClient {
         return cosi_list(ref.ns, ref.type);
     }
 
+    // Talos discovery's members as this node sees them (COSI List of kind::k_discovery_members,
+    // bounded like every call); empty when the node has discovery off.
+    Result<std::vector<DiscoveryMember>> discovery_members();
+
     // etcd: needs a control-plane node; the member list needs quorum unless query_local.
     Result<std::vector<machine::EtcdMember>> etcd_member_list(bool query_local = false);
     Result<machine::EtcdMemberStatus> etcd_status();
@@ -142,6 +146,7 @@ class NodeClient {
     void cosi_list(Loop& loop, const ResourceRef& ref, Done<std::vector<Resource>> done);
     void etcd_member_list(Loop& loop, Done<std::vector<machine::EtcdMember>> done);
     void etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done);
+    void discovery_members(Loop& loop, Done<std::vector<DiscoveryMember>> done);
 
     // The SPKI fingerprint of the certificate the server presented on the last handshake
     // (either mode; through an endpoint, the endpoint's); nullopt before any handshake got that

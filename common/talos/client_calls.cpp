@@ -226,6 +226,17 @@ void NodeClient::etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done) {
         });
 }
 
+void NodeClient::discovery_members(Loop& loop, Done<std::vector<DiscoveryMember>> done) {
+    cosi_list(loop, kind::k_discovery_members,
+              [done = std::move(done)](Result<std::vector<Resource>> list) {
+                  if (!list.ok()) {
+                      done(list.error());
+                      return;
+                  }
+                  done(decode_discovery_members(*list));
+              });
+}
+
 // Blocking forms: the reads above on a loop of their own.
 
 Result<machine::Version> NodeClient::version() {
@@ -252,6 +263,11 @@ Result<std::vector<Resource>> NodeClient::cosi_list(std::string_view ns, std::st
 Result<std::vector<machine::EtcdMember>> NodeClient::etcd_member_list(bool query_local) {
     return blocking<std::vector<machine::EtcdMember>>(
         [&](Loop& l, auto done) { start_member_list(l, m_impl, query_local, std::move(done)); });
+}
+
+Result<std::vector<DiscoveryMember>> NodeClient::discovery_members() {
+    return blocking<std::vector<DiscoveryMember>>(
+        [this](Loop& l, auto done) { discovery_members(l, std::move(done)); });
 }
 
 Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {

@@ -1,5 +1,7 @@
 #include "common/talos/resources.h"
 
+#include <arpa/inet.h>
+
 #include <array>
 
 namespace ichor::talos {
@@ -14,6 +16,44 @@ std::string format_mac(std::string_view bytes) {
         }
         out += k_hex[b >> 4];
         out += k_hex[b & 0x0f];
+    }
+    return out;
+}
+
+std::string format_ip(std::string_view bytes) {
+    std::array<char, INET6_ADDRSTRLEN> buf{};
+    int family = bytes.size() == 4 ? AF_INET : bytes.size() == 16 ? AF_INET6 : 0;
+    if (family == 0 || inet_ntop(family, bytes.data(), buf.data(), buf.size()) == nullptr) {
+        return {};
+    }
+    return buf.data();
+}
+
+Result<std::vector<DiscoveryMember>> decode_discovery_members(const std::vector<Resource>& list) {
+    std::vector<DiscoveryMember> out;
+    out.reserve(list.size());
+    for (const Resource& r : list) {
+        auto s = decode_spec<spec::DiscoveryMember>(r);
+        if (!s.ok()) {
+            return s.error();
+        }
+        DiscoveryMember m{r.metadata.id(),
+                          s->node_id(),
+                          s->hostname(),
+                          std::string(machine_type_name(s->machine_type())),
+                          {},
+                          s->operating_system()};
+        for (const auto& a : s->addresses()) {
+            std::string ip = format_ip(a.ip());
+            if (ip.empty()) {
+                return make_error(ErrorKind::Internal,
+                                  "discovery member " + r.metadata.id() + " has an address of " +
+                                      std::to_string(a.ip().size()) + " bytes",
+                                  {}, "BadSpec");
+            }
+            m.addresses.push_back(std::move(ip));
+        }
+        out.push_back(std::move(m));
     }
     return out;
 }

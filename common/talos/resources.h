@@ -14,6 +14,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ichor::talos {
 
@@ -50,6 +51,9 @@ inline constexpr ResourceRef k_machine_status{"runtime", "MachineStatuses.runtim
                                               "machine"};
 inline constexpr ResourceRef k_version{"runtime", "Versions.runtime.talos.dev", "version"};
 inline constexpr ResourceRef k_etcd_member{"etcd", "EtcdMembers.etcd.talos.dev", "local"};
+// Talos discovery: one per member of the node's cluster, ID = the member's Kubernetes node name;
+// empty when discovery is off (reference/cni.md §5.1).
+inline constexpr ResourceRef k_discovery_members{"cluster", "Members.cluster.talos.dev", ""};
 } // namespace kind
 
 // The spec messages, by the name of their resource.
@@ -67,6 +71,7 @@ using VolumeStatus = ::talos::resource::definitions::block::VolumeStatusSpec;
 using MachineStatus = ::talos::resource::definitions::runtime::MachineStatusSpec;
 using Version = ::talos::resource::definitions::runtime::VersionSpec;
 using EtcdMember = ::talos::resource::definitions::etcd::MemberSpec;
+using DiscoveryMember = ::talos::resource::definitions::cluster::MemberSpec;
 } // namespace spec
 
 // Decodes `proto_spec` as Spec. Error (Internal, code "BadSpec") naming type/ID when the bytes do
@@ -80,6 +85,23 @@ template <class Spec> Result<Spec> decode_spec(const Resource& r) {
     }
     return s;
 }
+
+// One discovery member as a node lists it (Members.cluster.talos.dev).
+struct DiscoveryMember {
+    std::string id;                     // the member's Kubernetes node name
+    std::string node_id;                // its node identity, not the cluster ID
+    std::string hostname;               // as the member reports it (may be an FQDN)
+    std::string machine_type;           // machine_type_name: "controlplane", "worker", ...
+    std::vector<std::string> addresses; // format_ip of each, in the member's order
+    std::string operating_system;       // "Talos (v1.13.9)"
+};
+
+// Decodes listed Members resources, in the order given. Error BadSpec (decode_spec) on the first
+// that does not parse; an address of neither 4 nor 16 bytes is an error too (BadSpec).
+Result<std::vector<DiscoveryMember>> decode_discovery_members(const std::vector<Resource>& list);
+
+// Raw IP bytes (common.NetIP) as text: dotted IPv4 for 4 bytes, RFC 5952 IPv6 for 16; "" else.
+std::string format_ip(std::string_view bytes);
 
 // Raw MAC bytes as "aa:bb:cc:dd:ee:ff" (lower-case hex, any length); "" for none.
 std::string format_mac(std::string_view bytes);

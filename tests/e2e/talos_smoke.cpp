@@ -9,7 +9,9 @@
 //      of its LinkStatuses: the permanent MACs of its physical links, as "aa:bb:..";
 //   5. Disks on maint-1 over the insecure dial;
 //   6. a hung Version on prod-w-1 (control API fault): "ADDRESS did not answer within 1s
-//   (Version)".
+//   (Version)";
+//   7. discovery Members on prod-cp-1: every node configured in prod now (control API), by
+//      hostname, with its address, role and Identities node ID.
 // Exit 0 when all pass, 1 on any mismatch, 2 when the lab cannot be read.
 #include "common/doc/value.h"
 #include "common/talos/certs.h"
@@ -19,6 +21,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -192,6 +195,31 @@ void check_timeout(const Lab& lab) {
            "hung Version on prod-w-1: " + describe(v));
 }
 
+void check_discovery_members(const Lab& lab) {
+    auto live = doc::parse_one(control(lab, "GET", "/nodes"), "control API");
+    if (!live) {
+        throw std::runtime_error(live.error().message);
+    }
+    std::vector<std::string> want;
+    for (const auto& n : *live) {
+        if (doc::get_string(n, "cluster") == "prod" && doc::get_string(n, "mode") == "configured") {
+            want.push_back(doc::get_string(n, "hostname") + " " + doc::get_string(n, "address") +
+                           " " + doc::get_string(n, "role") + " " + doc::get_string(n, "nodeId"));
+        }
+    }
+    std::sort(want.begin(), want.end());
+    NodeClient c(lab.address("prod-cp-1"), prod_credentials(lab));
+    auto members = c.discovery_members();
+    std::vector<std::string> got;
+    for (const auto& m : members ? *members : std::vector<DiscoveryMember>{}) {
+        got.push_back(m.id + " " + (m.addresses.empty() ? "-" : m.addresses[0]) + " " +
+                      m.machine_type + " " + m.node_id);
+    }
+    report(members && !got.empty() && got == want,
+           "discovery Members on prod-cp-1: " + doc::Value(got).dump() + " (want " +
+               doc::Value(want).dump() + ")" + (members ? "" : ": " + describe(members)));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -216,6 +244,7 @@ int main(int argc, char** argv) {
         check_cosi_get(lab);
         check_maintenance_disks(lab);
         check_timeout(lab);
+        check_discovery_members(lab);
     } catch (const std::exception& e) {
         std::cerr << "talos-smoke: " << e.what() << "\n";
         return 2;

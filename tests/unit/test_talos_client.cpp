@@ -70,11 +70,53 @@ class FakeState final : public cosi::resource::State::Service {
         r->mutable_spec()->set_yaml_spec("uuid: 4c4c4544-0000-1000-8000-000000000001\n");
         return grpc::Status::OK;
     }
-    grpc::Status List(grpc::ServerContext*, const cosi::resource::ListRequest*,
+    grpc::Status List(grpc::ServerContext* ctx, const cosi::resource::ListRequest* req,
                       grpc::ServerWriter<cosi::resource::ListResponse>* writer) override {
+        if (req->type() == kind::k_discovery_members.type) {
+            return members(ctx, req, writer);
+        }
         for (const char* id : {"eth0", "lo"}) {
             cosi::resource::ListResponse item;
             item.mutable_resource()->mutable_metadata()->set_id(id);
+            writer->Write(item);
+        }
+        return grpc::Status::OK;
+    }
+    // Two members in namespace "cluster" (none elsewhere); node "slow" sleeps past the bound,
+    // node "bad" gets a spec that does not parse.
+    static grpc::Status members(grpc::ServerContext* ctx, const cosi::resource::ListRequest* req,
+                                grpc::ServerWriter<cosi::resource::ListResponse>* writer) {
+        auto node = ctx->client_metadata().find("node");
+        std::string name = node == ctx->client_metadata().end()
+                               ? ""
+                               : std::string(node->second.data(), node->second.size());
+        if (name == "slow") {
+            std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        }
+        if (req->namespace_() != "cluster") {
+            return grpc::Status::OK;
+        }
+        spec::DiscoveryMember cp;
+        cp.set_node_id("7x1SuC8Ege5BGXdAfTEff5iQnlWZLfv9h1LGMxA2pYkC");
+        cp.add_addresses()->set_ip(std::string("\x7f\x00\x00\x33", 4));
+        cp.set_hostname("home-cp-1");
+        cp.set_machine_type(::talos::resource::definitions::enums::TYPE_CONTROL_PLANE);
+        cp.set_operating_system("Talos (v1.13.9)");
+        cp.mutable_control_plane()->set_api_server_port(6443);
+        spec::DiscoveryMember w;
+        w.set_node_id("9aRZ2BrXvHGJcVtuKYoLmHXz0cbKS3WQpOk8Zc3gdWbE");
+        w.add_addresses()->set_ip(std::string("\x7f\x00\x00\x36", 4));
+        w.add_addresses()->set_ip(std::string("\xfd\x00\x00\x00\x00\x00\x00\x00"
+                                              "\x00\x00\x00\x00\x00\x00\x00\x01",
+                                              16));
+        w.set_hostname("home-w-1.lab.example");
+        w.set_machine_type(::talos::resource::definitions::enums::TYPE_WORKER);
+        for (auto [id, spec] : {std::pair{"home-cp-1", &cp}, std::pair{"home-w-1", &w}}) {
+            cosi::resource::ListResponse item;
+            item.mutable_resource()->mutable_metadata()->set_id(id);
+            item.mutable_resource()->mutable_metadata()->set_type(req->type());
+            item.mutable_resource()->mutable_spec()->set_proto_spec(
+                name == "bad" ? std::string("\xff\xff") : spec->SerializeAsString());
             writer->Write(item);
         }
         return grpc::Status::OK;
@@ -211,6 +253,44 @@ TEST_CASE("COSI Get decodes specs, List streams, missing is NotFound", "[talos][
     CHECK(missing.error().message == server.address().text +
                                          ": not found (Get MachineStatuses.runtime.talos.dev): "
                                          "resource doesn't exist");
+}
+
+TEST_CASE("discovery members are listed, decoded and bounded", "[talos][grpc]") {
+    TestServer server(fx::k_server_crt, fx::k_server_key, true);
+    NodeClient c(server.address(), mtls());
+    auto members = c.discovery_members();
+    REQUIRE(members.ok());
+    REQUIRE(members->size() == 2);
+    const DiscoveryMember& cp = (*members)[0];
+    CHECK(cp.id == "home-cp-1");
+    CHECK(cp.node_id == "7x1SuC8Ege5BGXdAfTEff5iQnlWZLfv9h1LGMxA2pYkC");
+    CHECK(cp.hostname == "home-cp-1");
+    CHECK(cp.machine_type == "controlplane");
+    CHECK(cp.addresses == std::vector<std::string>{"127.0.0.51"});
+    CHECK(cp.operating_system == "Talos (v1.13.9)");
+    const DiscoveryMember& w = (*members)[1];
+    CHECK(w.id == "home-w-1");
+    CHECK(w.hostname == "home-w-1.lab.example");
+    CHECK(w.machine_type == "worker");
+    CHECK(w.addresses == std::vector<std::string>{"127.0.0.54", "fd00::1"});
+    CHECK(w.operating_system.empty());
+    REQUIRE(c.calls().size() == 1);
+    CHECK(c.calls()[0].method == "List Members.cluster.talos.dev");
+
+    auto bad_opts = mtls();
+    bad_opts.node = "bad";
+    auto bad = NodeClient(server.address(), bad_opts).discovery_members();
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == "BadSpec");
+    CHECK(bad.error().message == "cannot decode the spec of Members.cluster.talos.dev/home-cp-1");
+
+    auto slow_opts = mtls(300);
+    slow_opts.node = "slow";
+    auto slow = NodeClient(server.address(), slow_opts).discovery_members();
+    REQUIRE_FALSE(slow.ok());
+    CHECK(slow.error().code == "Timeout");
+    CHECK(slow.error().message ==
+          "slow did not answer within 300ms (List Members.cluster.talos.dev)");
 }
 
 TEST_CASE("an error inside the reply envelope fails the call", "[talos][grpc]") {

@@ -43,3 +43,43 @@ TEST_CASE("enum names follow Talos's YAML", "[talos]") {
     CHECK(machine_type_name(2) == "controlplane");
     CHECK(volume_phase_name(6) == "ready");
 }
+
+TEST_CASE("IP bytes print as Talos prints them", "[talos]") {
+    CHECK(format_ip(std::string("\x7f\x00\x00\x35", 4)) == "127.0.0.53");
+    CHECK(format_ip(std::string("\xfd\x00\x00\x00\x00\x00\x00\x00"
+                                "\x00\x00\x00\x00\x00\x00\x00\x01",
+                                16)) == "fd00::1");
+    CHECK(format_ip("").empty());
+    CHECK(format_ip(std::string("\x7f\x00\x00", 3)).empty());
+}
+
+TEST_CASE("discovery members decode in the order listed", "[talos]") {
+    spec::DiscoveryMember m;
+    m.set_node_id("n1");
+    m.set_hostname("home-cp-2");
+    m.set_machine_type(::talos::resource::definitions::enums::TYPE_INIT);
+    m.add_addresses()->set_ip(std::string("\x7f\x00\x00\x34", 4));
+    Resource r;
+    r.metadata.set_type(std::string(kind::k_discovery_members.type));
+    r.metadata.set_id("home-cp-2");
+    r.proto_spec = m.SerializeAsString();
+    Resource empty;
+    empty.metadata.set_id("other");
+    auto got = decode_discovery_members({r, empty});
+    REQUIRE(got.ok());
+    REQUIRE(got->size() == 2);
+    CHECK((*got)[0].id == "home-cp-2");
+    CHECK((*got)[0].node_id == "n1");
+    CHECK((*got)[0].machine_type == "init");
+    CHECK((*got)[0].addresses == std::vector<std::string>{"127.0.0.52"});
+    CHECK((*got)[1].id == "other");
+    CHECK((*got)[1].machine_type == "unknown");
+    CHECK((*got)[1].addresses.empty());
+
+    m.add_addresses()->set_ip("bad");
+    r.proto_spec = m.SerializeAsString();
+    auto bad = decode_discovery_members({r});
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == "BadSpec");
+    CHECK(bad.error().message == "discovery member home-cp-2 has an address of 3 bytes");
+}

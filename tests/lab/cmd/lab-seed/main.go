@@ -61,7 +61,7 @@ func main() {
 	if err := seed.Apply(ctx, kc, logf); err != nil {
 		fail(err)
 	}
-	logf("%d cluster(s), %d machine(s)", len(seed.Clusters), len(seed.Machines))
+	logf("%d cluster(s), %d machine(s), %d object(s) of clusters' own APIs", len(seed.Clusters), len(seed.Machines), len(seed.ClusterAPI))
 	if *labJSON != "" {
 		abs := func(p string) string {
 			if a, err := filepath.Abs(p); err == nil {

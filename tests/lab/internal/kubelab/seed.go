@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Seed is what lab-seed creates, in creation order.
@@ -15,7 +16,11 @@ type Seed struct {
 	Secrets   []Secret
 	Clusters  []TalosCluster
 	Machines  []TalosMachine
-	Warnings  []string
+	// ClusterAPI: the objects of the clusters whose own Kubernetes API the lab's apiserver
+	// stands in for (cluster_api.go); RemoveCRDs when one of them has kubernetes.crds false.
+	ClusterAPI []KubeObject `json:",omitempty"`
+	RemoveCRDs bool         `json:",omitempty"`
+	Warnings   []string
 }
 
 // BundleSecretName is the name of a cluster's bundle Secret.
@@ -99,6 +104,7 @@ func BuildSeed(sim *Sim, readFile func(string) ([]byte, error)) (*Seed, error) {
 		s.Machines = append(s.Machines, m)
 	}
 	sort.SliceStable(s.Machines, func(i, j int) bool { return s.Machines[i].Metadata.Name < s.Machines[j].Metadata.Name })
+	s.ClusterAPI, s.RemoveCRDs = ClusterAPIObjects(sim, time.Now())
 	return s, nil
 }
 
@@ -135,7 +141,7 @@ func (s *Seed) Apply(ctx context.Context, c *Client, logf func(string, ...any)) 
 			return err
 		}
 	}
-	return nil
+	return ApplyClusterAPI(ctx, c, s.ClusterAPI, s.RemoveCRDs, logf)
 }
 
 // WriteLabJSON writes out = the sim description at simPath plus "kubeconfig", "state" and

@@ -26,6 +26,15 @@ type SimCluster struct {
 	ReaderTalosconfig string `json:"readerTalosconfig"`
 	Ichor             bool   `json:"ichor"`
 	Etcd              string `json:"etcd"`
+	// Kubernetes: the lab's apiserver stands in for this cluster's own API (nil: it does not).
+	Kubernetes *SimKubernetes `json:"kubernetes,omitempty"`
+}
+
+// SimKubernetes is a scenario cluster's kubernetes block, defaults filled in by talos-sim.
+type SimKubernetes struct {
+	Nodes bool   `json:"nodes"`
+	CRDs  bool   `json:"crds"`
+	CNI   string `json:"cni"` // flannel, none
 }
 
 type SimNode struct {
@@ -43,7 +52,8 @@ type SimNode struct {
 	InstallImage string   `json:"installImage"`
 	TalosVersion string   `json:"talosVersion"`
 	Contract     string   `json:"contract"`
-	Ichor        string   `json:"ichor"` // approved, pending, none
+	Ichor        string   `json:"ichor"`    // approved, pending, none
+	KubeNode     string   `json:"kubeNode"` // ready, notready, absent; "" without kubernetes.nodes
 }
 
 // LoadSim reads sim.json.

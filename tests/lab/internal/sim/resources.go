@@ -65,6 +65,7 @@ var resourceDefinitions = func() map[resource.Type]meta.ResourceDefinitionSpec {
 		config.NewMachineType(),
 		cluster.NewInfo(),
 		cluster.NewIdentity(cluster.NamespaceName, cluster.LocalIdentity),
+		cluster.NewMember(cluster.NamespaceName, ""),
 		hardware.NewSystemInformation(hardware.SystemInformationID),
 		network.NewLinkStatus(network.NamespaceName, ""),
 		block.NewDisk(block.NamespaceName, ""),
@@ -151,6 +152,10 @@ func (n *Node) resourcesLocked(typ resource.Type) []resource.Resource {
 		ident := cluster.NewIdentity(cluster.NamespaceName, cluster.LocalIdentity)
 		ident.TypedSpec().NodeID = n.nodeID
 		add(ident, "cluster.NodeIdentityController")
+	}
+
+	for _, m := range when(is(cluster.MemberType), n.membersLocked) {
+		add(m, "cluster.MemberController")
 	}
 
 	if is(hardware.SystemInformationType) {

@@ -31,6 +31,20 @@ type ClusterSpec struct {
 	Ichor             bool     `yaml:"ichor,omitempty"`
 	Etcd              string   `yaml:"etcd,omitempty"`
 	Patches           []string `yaml:"patches,omitempty"`
+	// Kubernetes, when set, makes the lab's apiserver stand in for the cluster's own Kubernetes
+	// API (lab-seed creates its Nodes and CNI objects; docs/lab.md, "The cluster's Kubernetes API").
+	Kubernetes *KubernetesSpec `yaml:"kubernetes,omitempty"`
+}
+
+// KubernetesSpec is what the cluster's own Kubernetes API holds.
+type KubernetesSpec struct {
+	// Nodes: a Node per configured node of the cluster (default true).
+	Nodes *bool `yaml:"nodes,omitempty" json:"nodes"`
+	// CRDs: the Ichor CRDs (deploy/crds) stay installed (default true); false removes them, which
+	// no cluster of the scenario may then be recorded in Ichor for.
+	CRDs *bool `yaml:"crds,omitempty" json:"crds"`
+	// CNI: flannel (Talos's default: its DaemonSet, ConfigMap and RBAC in kube-system) or none.
+	CNI string `yaml:"cni,omitempty" json:"cni"`
 }
 
 // NodeSpec describes one simulated node.
@@ -55,6 +69,9 @@ type NodeSpec struct {
 	Installed *bool `yaml:"installed,omitempty"`
 	// Etcd overrides the cluster's etcd state for this control plane.
 	Etcd string `yaml:"etcd,omitempty"`
+	// KubeNode is the node's Kubernetes Node when its cluster has kubernetes.nodes: ready
+	// (default), notready or absent.
+	KubeNode string `yaml:"kubeNode,omitempty"`
 }
 
 // IdentitySpec is the hardware identity of a node; empty fields are derived from the node name.
@@ -149,6 +166,13 @@ const (
 	EtcdRunning = "running"
 	EtcdDown    = "down"
 	EtcdHang    = "hang"
+
+	KubeNodeReady    = "ready"
+	KubeNodeNotReady = "notready"
+	KubeNodeAbsent   = "absent"
+
+	CNIFlannel = "flannel"
+	CNINone    = "none"
 
 	IchorApproved = "approved"
 	IchorPending  = "pending"
@@ -291,6 +315,14 @@ func (sc *Scenario) complete() error {
 				return fmt.Errorf("cluster %q: patches[%d] is empty", c.Name, j)
 			}
 		}
+
+		if err := completeKubernetes(c); err != nil {
+			return err
+		}
+	}
+
+	if err := checkCRDs(sc.Clusters); err != nil {
+		return err
 	}
 
 	names := map[string]bool{}
@@ -412,6 +444,10 @@ func (sc *Scenario) complete() error {
 			return fmt.Errorf("node %q: etcd %q is not one of running, down, hang", n.Name, n.Etcd)
 		}
 
+		if err := completeKubeNode(n, cl); err != nil {
+			return err
+		}
+
 		if err := completeIdentity(n); err != nil {
 			return err
 		}
@@ -443,6 +479,77 @@ func (sc *Scenario) ControlPlanes(cluster string) []*NodeSpec {
 	}
 
 	return out
+}
+
+func completeKubernetes(c *ClusterSpec) error {
+	k := c.Kubernetes
+	if k == nil {
+		return nil
+	}
+
+	yes := true
+
+	if k.Nodes == nil {
+		k.Nodes = &yes
+	}
+
+	if k.CRDs == nil {
+		k.CRDs = &yes
+	}
+
+	if k.CNI == "" {
+		k.CNI = CNIFlannel
+	}
+
+	if !oneOf(k.CNI, CNIFlannel, CNINone) {
+		return fmt.Errorf("cluster %q: kubernetes.cni %q is not one of flannel, none", c.Name, k.CNI)
+	}
+
+	return nil
+}
+
+// checkCRDs: the lab has one apiserver, so removing the Ichor CRDs for one cluster removes them
+// for all, and lab-seed could not record another cluster in Ichor.
+func checkCRDs(clusters []ClusterSpec) error {
+	var without, recorded string
+
+	for _, c := range clusters {
+		if c.Kubernetes != nil && !*c.Kubernetes.CRDs {
+			without = c.Name
+		}
+
+		if c.Ichor {
+			recorded = c.Name
+		}
+	}
+
+	if without != "" && recorded != "" {
+		return fmt.Errorf("cluster %q: kubernetes.crds false removes the Ichor CRDs from the lab's one apiserver, but cluster %q is recorded in Ichor (ichor: true)", without, recorded)
+	}
+
+	return nil
+}
+
+func completeKubeNode(n *NodeSpec, cl *ClusterSpec) error {
+	hasNodes := cl != nil && cl.Kubernetes != nil && *cl.Kubernetes.Nodes
+
+	if n.KubeNode == "" {
+		if hasNodes {
+			n.KubeNode = KubeNodeReady
+		}
+
+		return nil
+	}
+
+	if !hasNodes {
+		return fmt.Errorf("node %q: kubeNode needs a cluster with kubernetes.nodes", n.Name)
+	}
+
+	if !oneOf(n.KubeNode, KubeNodeReady, KubeNodeNotReady, KubeNodeAbsent) {
+		return fmt.Errorf("node %q: kubeNode %q is not one of ready, notready, absent", n.Name, n.KubeNode)
+	}
+
+	return nil
 }
 
 func completeDisk(n *NodeSpec, j int) {

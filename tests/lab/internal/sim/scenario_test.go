@@ -73,6 +73,12 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"clusters:\n  - {name: a}\nnodes:\n  - {name: w, address: 127.0.0.1, cluster: a, role: boss}\n", "role"},
 		{"clusters:\n  - {name: a}\nnodes:\n  - {name: w, address: 127.0.0.1, cluster: a, ichor: maybe}\n", "ichor"},
 		{"clusters:\n  - {name: a}\n", "endpoint is required"},
+		{"clusters:\n  - {name: a, kubernetes: {nodes: true, bogus: 1}}\n", "field bogus not found"},
+		{"clusters:\n  - {name: a, kubernetes: {cni: cilium}}\n", "kubernetes.cni"},
+		{"clusters:\n  - {name: a, kubernetes: {crds: false}}\n  - {name: b, ichor: true}\n", "recorded in Ichor"},
+		{"clusters:\n  - {name: a}\nnodes:\n  - {name: w, address: 127.0.0.1, cluster: a, kubeNode: ready}\n", "kubeNode needs a cluster with kubernetes.nodes"},
+		{"clusters:\n  - {name: a, kubernetes: {nodes: false}}\nnodes:\n  - {name: w, address: 127.0.0.1, cluster: a, kubeNode: absent}\n", "kubeNode needs"},
+		{"clusters:\n  - {name: a, kubernetes: {}}\nnodes:\n  - {name: w, address: 127.0.0.1, cluster: a, kubeNode: gone}\n", "kubeNode \"gone\""},
 	} {
 		if _, err := ParseScenario([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)

@@ -45,6 +45,8 @@ type Sim struct {
 	mu       sync.Mutex // guards the state of every node and cluster
 	clusters []*Cluster
 	nodes    []*Node
+
+	discovery map[[32]byte]bool // discoveryOnLocked's answers, by configuration digest
 }
 
 // Cluster is a simulated Talos cluster: a secrets bundle and its etcd.
@@ -512,6 +514,8 @@ type ClusterInfo struct {
 	ReaderTalosconfig string `json:"readerTalosconfig"`
 	Ichor             bool   `json:"ichor"`
 	Etcd              string `json:"etcd"`
+	// Kubernetes is the scenario's kubernetes block (absent when the scenario has none).
+	Kubernetes *KubernetesSpec `json:"kubernetes,omitempty"`
 }
 
 // NodeInfo describes one node in sim.json (its state at start).
@@ -532,6 +536,7 @@ type NodeInfo struct {
 	Contract     string   `json:"contract"`
 	Ichor        string   `json:"ichor"`
 	Config       string   `json:"config,omitempty"`
+	KubeNode     string   `json:"kubeNode,omitempty"`
 }
 
 // Info returns what sim.json holds.
@@ -558,6 +563,7 @@ func (s *Sim) Info() Info {
 			ReaderTalosconfig: c.readerConf,
 			Ichor:             c.Spec.Ichor,
 			Etcd:              c.Spec.Etcd,
+			Kubernetes:        c.Spec.Kubernetes,
 		})
 	}
 
@@ -579,6 +585,7 @@ func (s *Sim) Info() Info {
 			Contract:     n.Spec.Contract,
 			Ichor:        n.Spec.Ichor,
 			Config:       n.configPath,
+			KubeNode:     n.Spec.KubeNode,
 		})
 	}
 
