@@ -556,7 +556,8 @@ Value make_patch(const std::string& name, const std::string& cluster, const std:
 // layer, the rest on the machine. A layer needs two machines or more to share a change.
 struct Layering {
     std::vector<Value> patches;
-    std::vector<std::string> lines; // what went where, for the plan's result
+    std::vector<std::string> lines;           // what went where, for the plan's result
+    std::map<std::string, std::string> where; // machine + "\x1f" + dotted -> patch name
 };
 
 Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
@@ -616,6 +617,11 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
             make_patch(name, cluster, "cluster", "",
                        drift::capture_patch(cluster_changes, f.live_facts, f.rendered_facts), ns));
         out.lines.push_back(name + " (cluster layer): " + describe(cluster_changes));
+        for (const auto& p : planned) {
+            for (const auto& c : cluster_changes) {
+                out.where[p.input.machine + "\x1f" + c.dotted] = name;
+            }
+        }
     }
     for (const auto& [role, changes] : role_changes) {
         const Planned& f = *role_first[role];
@@ -624,6 +630,13 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
             make_patch(name, cluster, "role", role,
                        drift::capture_patch(changes, f.live_facts, f.rendered_facts), ns));
         out.lines.push_back(name + " (role " + role + "): " + describe(changes));
+        for (const auto& p : planned) {
+            for (const auto& c : changes) {
+                if (p.input.role == role) {
+                    out.where[p.input.machine + "\x1f" + c.dotted] = name;
+                }
+            }
+        }
     }
     for (const auto& p : planned) {
         std::vector<drift::Change> own;
@@ -641,8 +654,39 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
                                          drift::capture_patch(own, p.live_facts, p.rendered_facts),
                                          ns));
         out.lines.push_back(name + " (machine " + machine + "): " + describe(own));
+        for (const auto& c : own) {
+            out.where[machine + "\x1f" + c.dotted] = name;
+        }
     }
     return out;
+}
+
+// The class A results name the machine's own capture; with layers they name the patch each
+// change went into.
+void retarget_captures(doc::ResourceList& list, const std::vector<Planned>& planned,
+                       const std::map<std::string, std::string>& where) {
+    std::map<std::string, std::string> machine_of; // address -> machine
+    for (const auto& p : planned) {
+        machine_of[text_at(*p.machine, "spec.address")] = p.input.machine;
+    }
+    const std::string lead = "; captured into TalosConfigPatch ";
+    for (auto& r : list.results) {
+        if (r["tags"].value(std::string(doc::k_tag_class), "") != "A") {
+            continue;
+        }
+        const std::string node = r["tags"].value(std::string(doc::k_tag_node), "");
+        const std::string path = text_at(r, "field.path");
+        auto m = machine_of.find(node);
+        if (m == machine_of.end()) {
+            continue;
+        }
+        auto w = where.find(m->second + "\x1f" + path);
+        std::string message = r.value("message", "");
+        auto at_lead = message.rfind(lead);
+        if (w != where.end() && at_lead != std::string::npos) {
+            r["message"] = message.substr(0, at_lead) + lead + w->second;
+        }
+    }
 }
 
 // Render every machine again with all the layers: no class A may remain, and nothing else may
@@ -845,6 +889,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     std::vector<Value> patches;
     if (problems.empty()) {
         patches = std::move(layers.patches);
+        retarget_captures(list, work, layers.where);
         if (!layers.lines.empty()) {
             list.add_result(doc::Severity::Info,
                             "class A drift in layers: " + util::join(layers.lines, "; "), "Layers");

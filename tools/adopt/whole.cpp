@@ -16,6 +16,7 @@
 #include "common/stages/plan_cluster.h"
 #include "common/stages/sources.h"
 #include "common/stages/trust.h"
+#include "common/talos/client.h"
 #include "common/util/clock.h"
 #include "common/util/strings.h"
 #include "tools/adopt/adopt.h"
@@ -107,6 +108,51 @@ std::string whole_explain(const Options& o) {
              (o.parallel > 1 ? " --parallel " + std::to_string(o.parallel) : "") + "\n";
     }
     return s;
+}
+
+// cluster.discovery.enabled in the control plane's configuration (Talos's default is on).
+bool discovery_enabled(const doc::Value& cp) {
+    const doc::Value* config = inspection::View(cp).config();
+    if (config == nullptr) {
+        return false;
+    }
+    for (const auto& d : *config) {
+        if (d.contains("kind")) {
+            continue;
+        }
+        const doc::Value* e = doc::find_path(d, "cluster.discovery.enabled");
+        return e != nullptr && e->is_boolean() && e->get<bool>();
+    }
+    return false;
+}
+
+// Discovery's members as the first control plane lists them, reached as the Inspection was.
+Result<std::vector<stages::DiscoveryMember>> read_members(const doc::Value& cp,
+                                                          const talos::TalosContext& ctx,
+                                                          const stages::InspectOptions& io) {
+    const inspection::View v(cp);
+    auto dial = talos::mutual_tls(ctx, io.call_timeout_ms);
+    std::optional<talos::Endpoint> ep;
+    std::unique_ptr<talos::NodeClient> c;
+    if (io.endpoint) {
+        ep.emplace(*io.endpoint, dial);
+        c = std::make_unique<talos::NodeClient>(*ep, v.address());
+    } else {
+        auto a = talos::parse_address(v.node());
+        if (!a) {
+            return a.error();
+        }
+        c = std::make_unique<talos::NodeClient>(*a, dial);
+    }
+    auto members = c->discovery_members();
+    if (!members) {
+        return members.error();
+    }
+    std::vector<stages::DiscoveryMember> out;
+    for (const auto& m : *members) {
+        out.push_back({m.hostname, m.addresses});
+    }
+    return out;
 }
 
 Status keep(const Options& o, const std::string& name, const doc::ResourceList& list) {
@@ -208,6 +254,13 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
         } else if (c.error().code != "NotFound") {
             return stages::failed(c.error().wrap("reading TalosCluster " + name));
         }
+    }
+    if (cp != nullptr && discovery_enabled(*cp)) {
+        auto m = read_members(*cp, w.talos, io);
+        if (!m) {
+            return stages::failed(m.error().wrap("reading Talos discovery's members"));
+        }
+        po.members = std::move(*m);
     }
     stages::Outcome planned = stages::plan_cluster(list, po);
     if (planned.error) {
