@@ -3,46 +3,11 @@
 # holds six Ready Nodes and flannel, and lab-controller brings released machines of `home` to
 # Ready when the TalosCluster, its bundle Secret and the machines were written as the
 # whole-cluster adoption writes them (not seeded). Then home-nocrds: the Ichor API not served.
-#
-# home.yaml's addresses (127.0.0.51-56) are its own, so this lab runs beside the shared one.
-# Run by hand:  bash tests/e2e/home_lab.sh   (after a build of the lab programs; see docs/lab.md)
-if [ -z "${ICHOR_LAB_STATE:-}" ]; then
-  ICHOR_LAB_STATE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.cache/home-e2e
-  mkdir -p "$ICHOR_LAB_STATE"
-  export ICHOR_LAB_STATE
-fi
-. "$(dirname "$0")/lib.sh" 2>/dev/null
-PRIV=$ICHOR_LAB_STATE-$test_name
-mkdir -p "$PRIV"
-trap 'ICHOR_LAB_STATE=$PRIV "$ICHOR_ROOT/tests/lab/down" >/dev/null 2>&1' EXIT
-
-home_up() { # home_up SCENARIO: the private lab with a scenario of tests/lab/scenarios
-  local t0=$SECONDS
-  if ! ICHOR_LAB_STATE=$PRIV "$ICHOR_ROOT/tests/lab/up" "$1" > "$OUT/$1.env" 2> "$OUT/$1-up.err"; then
-    tail -n 20 "$OUT/$1-up.err"
-    fail "$1: the lab did not come up (logs in $PRIV/logs)"
-    finish
-  fi
-  echo "$1: lab up in $((SECONDS - t0)) s"
-  LAB=$PRIV/lab.json
-  CONTROL=$(jq -r .control "$LAB")
-  export KUBECONFIG=$PRIV/kubeconfig
-}
-k() { kubectl -n ichor-system "$@"; }
-# condition MACHINE TYPE: status/reason of a TalosMachine condition ("/" when absent)
-condition() { k get tm "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status}/{.status.conditions[?(@.type==\"$2\")].reason}" 2>/dev/null; }
-wait_condition() { # wait_condition MACHINE TYPE WANT SECONDS: prints the last value
-  local until=$(($SECONDS + $4)) s=""
-  while [ $SECONDS -lt $until ]; do
-    s=$(condition "$1" "$2")
-    [ "$s" = "$3" ] && break
-    sleep 0.3
-  done
-  echo "$s"
-}
+# The private lab and its helpers: home_lab.inc. Run by hand:  bash tests/e2e/home_lab.sh
+. "$(dirname "$0")/home_lab.inc"
 
 home_up home
-NODES="home-cp-1 home-cp-2 home-cp-3 home-w-1 home-w-2 home-w-3"
+NODES=$HOME_NODES
 
 # --- the cluster's own Kubernetes API --------------------------------------------------------
 run nodes kubectl get nodes --no-headers
