@@ -39,7 +39,8 @@ std::int64_t int_of(const Value& v) {
 } // namespace
 
 bool is_release_secret(const Value& secret) {
-    return secret.is_object() && secret.value("kind", "") == "Secret" &&
+    // Items of an API list carry no kind, so only a kind that says otherwise disqualifies.
+    return secret.is_object() && secret.value("kind", "Secret") == "Secret" &&
            secret.value("type", "") == k_release_type;
 }
 
@@ -101,6 +102,12 @@ Result<HelmRelease> decode_release(std::string_view helm_encoded, std::string_vi
         json = std::move(*inflated);
     } else {
         json = std::move(*raw); // Helm before 3.0 GA wrote the JSON without gzip
+    }
+    // Helm writes JSON. Anything else is refused here rather than handed to the YAML reader,
+    // which can take very long over some short garbage (found by tests/fuzz/fuzz_helm_record).
+    auto first = json.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || json[first] != '{') {
+        return record_error(source, "not a Helm release (not a JSON object)");
     }
     doc::Limits read_limits;
     read_limits.max_document_bytes = limits.max_inflated_bytes;

@@ -52,7 +52,8 @@ struct HelmRelease {
     [[nodiscard]] bool has_values() const { return config.is_object() && !config.empty(); }
 };
 
-// True for a Secret of type helm.sh/release.v1.
+// True for a Secret of type helm.sh/release.v1 (an object without kind, as in an API list's
+// items, counts as a Secret).
 bool is_release_secret(const doc::Value& secret);
 
 // Inflates a gzip stream, refusing one that inflates past `max_bytes` or is not gzip. `source`

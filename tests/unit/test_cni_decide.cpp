@@ -139,3 +139,29 @@ TEST_CASE("a cluster-pool Cilium is refused before values are looked at", "[cni]
     REQUIRE_FALSE(plan.ok());
     CHECK(plan.error().code == "CiliumIPAM");
 }
+
+TEST_CASE("the lab's helm install: the record's values, refused flag, no difference",
+          "[cni][decide]") {
+    auto objects = cni_test::lab_helm_cluster();
+    auto d = cni::detect(objects, {});
+    REQUIRE(d.ok());
+    CHECK(d->cni == cni::Cni::Cilium);
+    CHECK(d->install == cni::CiliumInstall::HelmRecord);
+    CHECK(d->ipam_mode == "kubernetes");
+    auto refused = cni::decide(*d, with_values("hubble: {relay: {enabled: true}}"));
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message == std::string(cni::k_release_has_values));
+    auto plan = cni::decide(*d, {});
+    REQUIRE(plan.ok());
+    CHECK(plan->source == cni::ValuesSource::Record);
+    auto live = cni::live_cilium(objects, d->namespace_name);
+    auto p = cni::preflight(live, plan->values);
+    for (const auto& diff : p.differences) {
+        UNSCOPED_INFO(cni::describe(diff));
+    }
+    CHECK(p.empty());
+    // Ichor's defaults alone would turn the relay off.
+    auto defaults = cni::preflight(live, Value::object());
+    REQUIRE(defaults.differences.size() == 1);
+    CHECK(defaults.differences[0].path == "hubble.relay.enabled");
+}

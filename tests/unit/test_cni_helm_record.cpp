@@ -121,3 +121,28 @@ TEST_CASE("the current release is the highest deployed revision of the chart", "
     REQUIRE(undeployed.ok());
     CHECK((*undeployed)->revision == 4);
 }
+
+TEST_CASE("a record written by Helm's storage code in the lab's apiserver", "[cni][helm]") {
+    auto o = cni_test::lab_helm_cluster();
+    REQUIRE(o.secrets.size() == 2);
+    auto v1 = cni::read_release_secret(o.secrets[0]);
+    REQUIRE(v1.ok());
+    CHECK(v1->status == "superseded");
+    auto cur = cni::current_release(o.secrets, "cilium");
+    REQUIRE(cur.ok());
+    REQUIRE(cur->has_value());
+    CHECK((*cur)->revision == 2);
+    CHECK((*cur)->status == "deployed");
+    CHECK((*cur)->chart_version == "1.19.6");
+    CHECK((*cur)->config == cni_test::yaml("hubble: {relay: {enabled: true}}"));
+}
+
+TEST_CASE("a record whose text is not JSON is refused without the YAML reader", "[cni][helm]") {
+    auto yaml = cni::decode_release(util::base64_encode("name: cilium\nversion: 1\n"), "record");
+    REQUIRE_FALSE(yaml.ok());
+    CHECK(yaml.error().message == "record: not a Helm release (not a JSON object)");
+    // The input tests/fuzz/fuzz_helm_record timed out on in the YAML reader.
+    auto fuzz = cni::decode_release(std::string("\v\v") + std::string(103, 'L'), "record");
+    REQUIRE_FALSE(fuzz.ok());
+    CHECK(fuzz.error().code == "HelmRecord");
+}

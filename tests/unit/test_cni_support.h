@@ -134,3 +134,22 @@ cluster:
 )";
 
 } // namespace cni_test
+
+namespace cni_test {
+
+// tests/unit/data/cni/lab-cilium-helm.json: what the lab's apiserver held after
+// `helm-record --record --objects --guide --values V` twice, V setting hubble.relay.enabled (a
+// kubectl List of the release Secrets and the Cilium objects).
+inline ichor::cni::ClusterObjects lab_helm_cluster() {
+    auto text = ichor::util::read_file(std::string(ICHOR_SOURCE_DIR) +
+                                       "/tests/unit/data/cni/lab-cilium-helm.json");
+    REQUIRE(text.ok());
+    auto list = ichor::doc::parse_one(*text, "lab-cilium-helm.json");
+    REQUIRE(list.ok());
+    ichor::cni::ClusterObjects o;
+    add_objects(o, ichor::doc::to_yaml_stream(
+                       std::vector<Value>((*list)["items"].begin(), (*list)["items"].end())));
+    return o;
+}
+
+} // namespace cni_test
