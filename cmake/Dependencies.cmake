@@ -9,6 +9,8 @@ find_package(nlohmann_json REQUIRED)
 find_package(cxxopts REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(CURL REQUIRED)
+# zlib: libcurl links it already; common/cni inflates Helm release records with it.
+find_package(ZLIB REQUIRED)
 find_package(Catch2 REQUIRED)
 
 # libjq has no CMake or pkg-config file in Debian. The tools load it with dlopen on the first

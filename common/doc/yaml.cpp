@@ -545,6 +545,12 @@ Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_
                               std::string(source) + ":" + std::to_string(line) + ":" +
                                   std::to_string(col) + ": malformed JSON: " + detail,
                               "", "MalformedInput");
+        } catch (const Value::exception& e) {
+            // A number past double's range ("1e9999") is out_of_range, not parse_error (found by
+            // tests/fuzz/fuzz_helm_record); uncaught, it ended the process.
+            return make_error(ErrorKind::Usage,
+                              std::string(source) + ": malformed JSON: " + e.what(), "",
+                              "MalformedInput");
         }
         docs.push_back(std::move(v));
         pos += consumed;

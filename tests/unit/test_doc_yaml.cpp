@@ -75,3 +75,12 @@ TEST_CASE("bytes that are not UTF-8 are emitted, not thrown", "[doc]") {
     CHECK(to_yaml(v) == "\"k: \xef\xbf\xbd\": \"v\xef\xbf\xbd\\u0001\"\n");
     CHECK(to_json(v) == "{\n  \"k: \xef\xbf\xbd\": \"v\xef\xbf\xbd\\u0001\"\n}\n");
 }
+
+TEST_CASE("a JSON number past double's range is a malformed input, not a crash", "[doc]") {
+    // nlohmann throws out_of_range for it, which the JSON reader did not catch.
+    auto v = parse_one("{\"a\": 3e3327}", "in.json");
+    REQUIRE_FALSE(v.ok());
+    CHECK(v.error().kind == ichor::ErrorKind::Usage);
+    CHECK(v.error().code == "MalformedInput");
+    CHECK(v.error().message.rfind("in.json: malformed JSON: ", 0) == 0);
+}

@@ -1,0 +1,106 @@
+#include "common/cni/decide.h"
+
+#include "common/cni/preflight.h"
+
+namespace ichor::cni {
+
+namespace {
+
+Error refuse_non_cilium(const Detection& d) {
+    return make_error(ErrorKind::Findings,
+                      "cni: the cluster's CNI is " + d.summary() +
+                          ", not Cilium: rerun with --cni-unmanaged to adopt the cluster and "
+                          "leave its CNI as it is. " +
+                          std::string(k_no_migration),
+                      "rerun with --cni-unmanaged", "CniNotCilium");
+}
+
+} // namespace
+
+std::string_view action_name(CniAction a) {
+    switch (a) {
+    case CniAction::Takeover:
+        return "takeover";
+    case CniAction::Install:
+        return "install";
+    case CniAction::Unmanaged:
+        return "unmanaged";
+    }
+    return "?";
+}
+
+std::string_view source_name(ValuesSource s) {
+    switch (s) {
+    case ValuesSource::None:
+        return "none";
+    case ValuesSource::Flag:
+        return "--cilium-values";
+    case ValuesSource::Record:
+        return "the release record";
+    }
+    return "?";
+}
+
+Result<CniPlan> decide(const Detection& d, const CniFlags& flags) {
+    CniPlan plan;
+    if (flags.cni_unmanaged) {
+        if (flags.cilium_values) {
+            return make_error(ErrorKind::Usage,
+                              "--cilium-values cannot be used with --cni-unmanaged: Ichor renders "
+                              "no Cilium for an unmanaged CNI",
+                              "drop --cilium-values", "CiliumValuesUnmanaged");
+        }
+        plan.action = CniAction::Unmanaged;
+        plan.preset = "unmanaged";
+        plan.notes.push_back("the CNI (" + d.summary() +
+                             ") is left as the nodes have it; spec.cni.preset: unmanaged is "
+                             "immutable");
+        return plan;
+    }
+    if (d.cni == Cni::None) {
+        plan.action = CniAction::Install;
+        plan.preset = "cilium";
+        if (flags.cilium_values) {
+            plan.source = ValuesSource::Flag;
+            plan.values = flags.values.is_object() ? flags.values : doc::Value::object();
+        }
+        plan.notes.push_back("the cluster has no CNI: Ichor installs its pinned Cilium, and the "
+                             "Nodes become Ready when it runs");
+        return plan;
+    }
+    if (d.cni != Cni::Cilium) {
+        if (flags.cilium_values) {
+            return make_error(ErrorKind::Usage,
+                              "--cilium-values: the cluster's CNI is " + d.summary() +
+                                  ", not Cilium. " + std::string(k_no_migration),
+                              "drop --cilium-values", "CiliumValuesNotCilium");
+        }
+        return refuse_non_cilium(d);
+    }
+    if (auto ipam = check_ipam(d); !ipam.ok()) {
+        return ipam.error();
+    }
+    plan.action = CniAction::Takeover;
+    plan.preset = "cilium";
+    if (d.release && d.release->has_values()) {
+        if (flags.cilium_values) {
+            return make_error(ErrorKind::Usage, std::string(k_release_has_values),
+                              "drop --cilium-values", "ReleaseHasValues");
+        }
+        plan.source = ValuesSource::Record;
+        plan.values = d.release->config;
+    } else if (flags.cilium_values) {
+        plan.source = ValuesSource::Flag;
+        plan.values = flags.values.is_object() ? flags.values : doc::Value::object();
+    }
+    plan.notes.push_back("the takeover restarts the Cilium agents (the only step of the adoption "
+                         "that restarts anything)");
+    for (const auto& m : d.manifests) {
+        plan.notes.push_back("the Talos manifest " + m +
+                             " delivers Cilium and the next talosctl upgrade-k8s would apply it "
+                             "again: Ichor's render removes it (class B)");
+    }
+    return plan;
+}
+
+} // namespace ichor::cni
