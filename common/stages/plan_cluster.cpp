@@ -210,7 +210,8 @@ void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
         }
     }
     if (members == nullptr) {
-        refuse.add("no control plane answered the etcd member list (" + addresses_of(cps) + ")",
+        refuse.add("etcd has no quorum: no control plane answered the etcd member list (" +
+                       addresses_of(cps) + ")",
                    "NoQuorum", "talosctl -n " + cps.front()->address + " etcd members");
         return;
     }

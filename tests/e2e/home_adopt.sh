@@ -63,7 +63,7 @@ kill_run() { # kill_run N: adopt through the proxy, SIGKILLed after the apiserve
 ICHOR_LAB_STATE=$PRIV kill_run 4
 expect_eq "killed after four writes" "$(cat "$OUT/killed-4.rc")" 137
 expect_eq "killed: the Secret, the cluster and two patches written" "$(written)" \
-  "secret/home-secrets talosconfigpatch.ichor.maesh.dev/home-adopted talosconfigpatch.ichor.maesh.dev/home-controlplanes-adopted taloscluster.ichor.maesh.dev/home "
+  "secret/home-secrets taloscluster.ichor.maesh.dev/home talosconfigpatch.ichor.maesh.dev/home-adopted talosconfigpatch.ichor.maesh.dev/home-controlplanes-adopted "
 run abort "$H" abort --cluster home
 expect_eq "hold abort of a held adoption: exit 0" "$(rc abort)" 0
 expect_eq "hold abort: the apiserver holds nothing of it" "$(written)" ""
