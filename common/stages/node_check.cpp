@@ -434,6 +434,17 @@ bool same_fact(std::string_view node_path, std::string_view plan_path) {
     return false;
 }
 
+Outcome with_node_check(Outcome planned, const Outcome& checked) {
+    if (checked.error) {
+        planned.error = checked.error;
+        return planned;
+    }
+    planned.done = std::max(planned.done - checked.stopped, 0);
+    planned.stopped += checked.stopped;
+    planned.unreachable += checked.unreachable;
+    return planned;
+}
+
 Outcome node_check(doc::ResourceList& plan, const NodeCheckOptions& options) {
     return run_stage(k_stage, plan, [&] { return check_nodes(plan, options); });
 }

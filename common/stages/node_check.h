@@ -61,6 +61,10 @@ struct NodeCheckOptions {
 // outcome's error and the list is unchanged. A plan without TalosMachine items is done at once.
 Outcome node_check(doc::ResourceList& plan, const NodeCheckOptions& options);
 
+// The outcome of a plan (the drift stage's) after its node check: the machines the check blocked
+// move from done to stopped; the check's error, when it has one, is the outcome's.
+Outcome with_node_check(Outcome planned, const Outcome& checked);
+
 // The configuration paths a dry run's answer changes, read from its unified diff ("Config
 // diff:"): for each added or removed line, its key with the parents that the diff's context shows,
 // joined with '.' (a list item names its list). A path whose top is outside the context is
