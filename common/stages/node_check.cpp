@@ -1,6 +1,7 @@
 #include "common/stages/node_check.h"
 
 #include "common/inspection/view.h"
+#include "common/machineconfig/machineconfig.h"
 #include "common/stages/plan.h"
 #include "common/talos/errors.h"
 #include "common/util/strings.h"
@@ -196,7 +197,7 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
     }
     const std::vector<std::string> changes = dry_run_changes(c.answer->mode_details);
     Value tags = node_tags(c);
-    tags[std::string(k_tag_answer)] = c.answer->mode_details;
+    tags[std::string(k_tag_answer)] = redact_dry_run(c.answer->mode_details);
     std::string text = who + ": the node accepts the rendered configuration; " +
                        (changes.empty() ? std::string("it would change nothing")
                                         : "it would change " + listed(changes));
@@ -349,69 +350,126 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
 
 } // namespace
 
-std::vector<std::string> dry_run_changes(std::string_view details) {
-    std::vector<std::string> out;
-    const std::string_view lead = "Config diff:\n\n";
-    auto start = details.find(lead);
-    if (start == std::string_view::npos) {
-        return out;
+namespace {
+
+// One line of the diff of a dry run's answer, with what the context shows of where it is.
+struct DiffLine {
+    char tag = ' ';                // ' ' context, '+' added, '-' removed; 0: not a diff line
+    std::vector<std::string> path; // its parents as far as the hunk shows, and its own key
+    bool under_secret = false;     // a parent is a secret (or a `config` block): the whole line
+    bool secret_key = false;       // its own key is a secret's (or `config`): its value
+    std::size_t indent = 0;
+    std::string key;
+};
+
+std::string unquote(std::string key) {
+    if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') &&
+        key.back() == key.front()) {
+        return key.substr(1, key.size() - 2);
     }
-    details.remove_prefix(start + lead.size());
-    std::vector<std::pair<std::size_t, std::string>> parents; // (indent, key)
+    return key;
+}
+
+// Reads the lines of the unified diff after "Config diff:" (Talos's encoding: four spaces per
+// level, a list item "- " under its key); `each(line, text)` sees every line of `details`, in
+// order, the lines before the diff with tag 0.
+template <class Each> void walk_diff(std::string_view details, Each&& each) {
+    const std::string_view lead = "Config diff:\n\n";
+    const auto start = details.find(lead);
+    std::vector<DiffLine> parents;
+    bool in_diff = false;
     bool in_hunk = false;
+    std::size_t offset = 0;
     for (const auto& line : util::split(details, '\n')) {
-        if (line.starts_with("@@")) {
+        DiffLine d;
+        d.tag = 0;
+        const bool diff_started = start != std::string_view::npos && offset >= start + lead.size();
+        offset += line.size() + 1;
+        in_diff = in_diff || diff_started;
+        if (in_diff && line.starts_with("@@")) {
             parents.clear();
             in_hunk = true;
-            continue;
-        }
-        if (!in_hunk || line.empty() || (line[0] != ' ' && line[0] != '+' && line[0] != '-')) {
-            continue;
-        }
-        std::string_view body = std::string_view(line).substr(1);
-        if (body == "---") {
-            parents.clear(); // the next document
-            continue;
-        }
-        const std::size_t indent = body.find_first_not_of(' ');
-        if (indent == std::string_view::npos) {
-            continue;
-        }
-        std::string_view rest = body.substr(indent);
-        const bool item = rest == "-" || rest.starts_with("- ");
-        std::string key;
-        if (!item) {
-            auto colon = rest.find(": ");
-            if (colon == std::string_view::npos && rest.ends_with(':')) {
-                colon = rest.size() - 1;
-            }
-            if (colon != std::string_view::npos) {
-                key = std::string(rest.substr(0, colon));
-                if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') &&
-                    key.back() == key.front()) {
-                    key = key.substr(1, key.size() - 2);
+        } else if (in_hunk && !line.empty() &&
+                   (line[0] == ' ' || line[0] == '+' || line[0] == '-')) {
+            std::string_view body = std::string_view(line).substr(1);
+            const std::size_t indent = body.find_first_not_of(' ');
+            if (body == "---") {
+                parents.clear(); // the next document
+            } else if (indent != std::string_view::npos) {
+                d.tag = line[0];
+                d.indent = indent;
+                std::string_view rest = body.substr(indent);
+                const bool item = rest == "-" || rest.starts_with("- ");
+                auto colon = item ? std::string_view::npos : rest.find(": ");
+                if (!item && colon == std::string_view::npos && rest.ends_with(':')) {
+                    colon = rest.size() - 1;
+                }
+                if (colon != std::string_view::npos) {
+                    d.key = unquote(std::string(rest.substr(0, colon)));
+                }
+                while (!parents.empty() && parents.back().indent >= indent) {
+                    parents.pop_back();
+                }
+                for (const auto& p : parents) {
+                    d.path.push_back(p.key);
+                    d.under_secret = d.under_secret || p.under_secret || p.secret_key;
+                }
+                if (!d.key.empty()) {
+                    d.path.push_back(d.key);
+                    // a secret's value, or any `config` (KubeEtcdEncryptionConfig's is one whole)
+                    d.secret_key = machineconfig::is_secret_key(d.key) || d.key == "config";
+                    parents.push_back(d);
                 }
             }
         }
-        while (!parents.empty() && parents.back().first >= indent) {
-            parents.pop_back();
-        }
-        std::vector<std::string> path;
-        for (const auto& [i, k] : parents) {
-            path.push_back(k);
-        }
-        if (!key.empty()) {
-            path.push_back(key);
-        }
-        if ((line[0] == '+' || line[0] == '-') && !path.empty()) {
-            std::string p = util::join(path, ".");
-            if (std::find(out.begin(), out.end(), p) == out.end()) {
-                out.push_back(std::move(p));
+        each(d, line);
+    }
+}
+
+} // namespace
+
+std::vector<std::string> dry_run_changes(std::string_view details) {
+    std::vector<std::string> all;
+    walk_diff(details, [&](const DiffLine& d, const std::string&) {
+        if ((d.tag == '+' || d.tag == '-') && !d.path.empty()) {
+            std::string p = util::join(d.path, ".");
+            if (std::find(all.begin(), all.end(), p) == all.end()) {
+                all.push_back(std::move(p));
             }
         }
-        if (!key.empty()) {
-            parents.emplace_back(indent, key);
+    });
+    // A parent whose children changed too (a new mapping) is named by its children.
+    std::vector<std::string> out;
+    for (const auto& p : all) {
+        bool parent = std::any_of(all.begin(), all.end(),
+                                  [&](const std::string& q) { return q.starts_with(p + "."); });
+        if (!parent) {
+            out.push_back(p);
         }
+    }
+    return out;
+}
+
+std::string redact_dry_run(std::string_view details) {
+    std::string out;
+    walk_diff(details, [&](const DiffLine& d, const std::string& line) {
+        std::string text = line;
+        const std::size_t body = 1 + d.indent;
+        if (d.tag != 0 && d.under_secret) {
+            text = text.substr(0, body) + util::sha256_digest(text.substr(body));
+        } else if (d.tag != 0 && d.secret_key) {
+            const auto colon = text.find(':', body + d.key.size());
+            std::string value(util::trim(std::string_view(text).substr(colon + 1)));
+            if (!value.empty() && value != "\"\"" && !value.starts_with('|') &&
+                !value.starts_with('>')) {
+                text = text.substr(0, colon + 1) + " " + util::sha256_digest(value);
+            }
+        }
+        out += text;
+        out += '\n';
+    });
+    if (!out.empty()) {
+        out.pop_back(); // split gave one line more than there were newlines
     }
     return out;
 }

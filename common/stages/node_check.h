@@ -71,6 +71,11 @@ Outcome with_node_check(Outcome planned, const Outcome& checked);
 // partial: it is a suffix of the full path. Empty for "No changes." or an answer without a diff.
 std::vector<std::string> dry_run_changes(std::string_view mode_details);
 
+// The answer with every secret value in its diff replaced by "sha256:<hex>" of the value (a line
+// whose key is a secret, or `config`, and every line of a block under one; docs/design.md
+// "Secrets"), so that the plan can carry it. Lines before the diff stay as they are.
+std::string redact_dry_run(std::string_view mode_details);
+
 // Whether a changed path of the node's diff (possibly partial, see dry_run_changes) and a path of
 // the plan's drift results name the same fact: one ends where the other begins (the diff names a
 // parent list, or shows only the tail of the path), compared key by key.

@@ -3,10 +3,12 @@
 // without a network.
 #include "common/cli/errors.h"
 #include "common/stages/node_check.h"
+#include "common/util/strings.h"
 #include "test_plan_support.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -255,10 +257,10 @@ TEST_CASE("the node's changes against the plan's class B", "[node-check]") {
         CHECK((*m[0])["severity"] == "warning");
         CHECK((*m[0])["message"].get<std::string>().starts_with(
             "prod-w-2 (10.0.0.21): the node's changes and the plan's class B disagree (the node: "
-            "machine.sysctls, machine.sysctls.vm.swappiness; the plan: machine.kubelet.image): "
-            "the node would change machine.sysctls, machine.sysctls.vm.swappiness, which the plan "
-            "does not list; the plan lists machine.kubelet.image as class B, which the node would "
-            "not change; the render or the diff is wrong"));
+            "machine.sysctls.vm.swappiness; the plan: machine.kubelet.image): the node would "
+            "change machine.sysctls.vm.swappiness, which the plan does not list; the plan lists "
+            "machine.kubelet.image as class B, which the node would not change; the render or the "
+            "diff is wrong"));
         auto info = results_of(plan, "NodeCheck");
         REQUIRE(info.size() == 1);
         CHECK((*info[0])["message"].get<std::string>().ends_with("; the node warns: a warning"));
@@ -324,4 +326,29 @@ TEST_CASE("same_fact: key by key, the node's path starting inside the plan's", "
     CHECK_FALSE(stages::same_fact("machine.kubelet.image", "cluster.apiServer.image"));
     CHECK_FALSE(stages::same_fact("machine.sysctls.vm.swappiness", "machine.kubelet.image"));
     CHECK_FALSE(stages::same_fact("sysctls", "machine.kubelet.image"));
+}
+
+TEST_CASE("the node's answer keeps no secret in the plan", "[node-check]") {
+    const std::string diff = answer_with_diff(
+        "--- a\n+++ b\n@@ -1,6 +1,6 @@\n machine:\n-    token: abcdef.0123456789abcdef\n"
+        "+    token: zyxwvu.0123456789abcdef\n     ca:\n         crt: LS0tQ1JU\n"
+        "         key: LS0tS0VZ\n@@ -90,4 +90,4 @@\n"
+        "     secretboxEncryptionSecret: c2VjcmV0\n+---\n+apiVersion: v1alpha1\n"
+        "+kind: KubeEtcdEncryptionConfig\n+config: |\n+    secret: aGlkZGVu\n+    keys: [x]\n");
+    const std::string r = stages::redact_dry_run(diff);
+    INFO(r);
+    for (const auto* secret :
+         {"abcdef.0123", "zyxwvu.0123", "LS0tS0VZ", "c2VjcmV0", "aGlkZGVu", "keys: [x]"}) {
+        CHECK(r.find(secret) == std::string::npos);
+    }
+    CHECK(r.find("-    token: " + util::sha256_digest("abcdef.0123456789abcdef") + "\n") !=
+          std::string::npos);
+    CHECK(r.find("         crt: LS0tQ1JU\n") != std::string::npos); // a certificate stays
+    CHECK(r.find("+kind: KubeEtcdEncryptionConfig\n+config: |\n+    sha256:") != std::string::npos);
+    CHECK(r.starts_with("Dry run summary:\nApplied configuration without a reboot"));
+    CHECK(std::count(r.begin(), r.end(), '\n') == std::count(diff.begin(), diff.end(), '\n'));
+    // the paths are read from the answer as it came
+    CHECK(stages::dry_run_changes(diff) == std::vector<std::string>{"machine.token", "apiVersion",
+                                                                    "kind", "config.secret",
+                                                                    "config.keys"});
 }
