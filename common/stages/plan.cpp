@@ -198,6 +198,13 @@ render::Install install_of(const View& node) {
     return i;
 }
 
+// What the render of one machine reads; the drift stage and render_machine build it here alone.
+render::Input render_input(const render::ClusterSpec& c, const bundle::Bundle& bundle,
+                           const std::string& role, const std::string& machine,
+                           const render::Install& install, const std::vector<Value>& patches) {
+    return render::Input{&c, &bundle, role, machine, install, "", patches};
+}
+
 Value make_patch(const NodePlan& n, const std::string& name, const std::string& text, int order,
                  const PlanOptions& o) {
     Value p = Value::object();
@@ -314,7 +321,7 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
         return;
     }
     render::Install inst = install_of(node);
-    render::Input ri{&c, o.bundle, n.role, n.name, inst, "", o.patches};
+    render::Input ri = render_input(c, *o.bundle, n.role, n.name, inst, o.patches);
     auto rendered = render::render_patched(ri);
     if (!rendered) {
         n.outcome = "blocked";
@@ -623,6 +630,23 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
 
 Outcome plan(doc::ResourceList& list, const PlanOptions& o) {
     return run_stage("drift", list, [&] { return plan_nodes(list, o); });
+}
+
+Result<std::vector<Value>> render_machine(const Value& machine, const render::ClusterSpec& cluster,
+                                          const bundle::Bundle& bundle,
+                                          const std::vector<Value>& patches) {
+    render::Install inst;
+    inst.disk = doc::get_string(machine, "spec.install.disk");
+    inst.image = doc::get_string(machine, "spec.install.image");
+    const Value* wipe = doc::find_path(machine, "spec.install.wipe");
+    inst.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
+    render::Input ri = render_input(cluster, bundle, doc::get_string(machine, "spec.role"),
+                                    doc::get_string(machine, "metadata.name"), inst, patches);
+    auto rendered = render::render_patched(ri);
+    if (!rendered) {
+        return rendered.error();
+    }
+    return render::finish(std::move(*rendered), ri);
 }
 
 std::string plan_table(const doc::ResourceList& list, bool /*color*/) {

@@ -6,6 +6,7 @@
 
 #include "common/bundle/bundle.h"
 #include "common/doc/resource_list.h"
+#include "common/render/render.h"
 #include "common/stages/stage.h"
 #include "common/util/result.h"
 
@@ -38,6 +39,16 @@ struct PlanOptions {
 // that already are a TalosMachine. A TalosCluster the render cannot use (missing fields, unknown
 // version contract) is the outcome's Config error and nothing is added.
 Outcome plan(doc::ResourceList& list, const PlanOptions& options);
+
+// The documents Ichor's controller renders for TalosMachine `machine` (an object as the plan
+// writes it: spec.role, metadata.name, spec.install): the cluster, then every patch of `patches`
+// that selects it, in the controller's order. The same render as the drift stage's and so the
+// zero-drift check's (render::render_patched, then render::finish). A patch that does not apply
+// is the render's Findings error (PatchDoesNotApply).
+Result<std::vector<doc::Value>> render_machine(const doc::Value& machine,
+                                               const render::ClusterSpec& cluster,
+                                               const bundle::Bundle& bundle,
+                                               const std::vector<doc::Value>& patches);
 
 // -o table: one row per planned TalosMachine: MACHINE ROLE ADDRESS INSTALL-DISK IMAGE PATCH.
 std::string plan_table(const doc::ResourceList& list, bool color);

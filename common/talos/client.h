@@ -62,6 +62,15 @@ DialOptions insecure(std::vector<std::string> fingerprints, std::int64_t call_ti
 // maintenance, so the mode is always explicit.
 enum class ApplyMode { Auto = 1, NoReboot = 2, Staged = 3, Try = 4 };
 
+// A node's answer to a dry run of ApplyConfiguration (talosctl apply-config --dry-run): nothing
+// was applied. machined's text is "Dry run summary:\n<what the mode would do> (skipped in
+// dry-run).\nConfig diff:\n\n<unified diff of its running configuration against the one sent,
+// or \"No changes.\">".
+struct DryRunAnswer {
+    std::string mode_details;
+    std::vector<std::string> warnings; // machined sends none with a dry run today; kept if it does
+};
+
 struct ResetOptions {
     bool graceful = false; // leave etcd first (needs a healthy etcd)
     bool reboot = true;    // false: power off
@@ -134,6 +143,12 @@ class NodeClient {
     Result<std::string> reset(const ResetOptions& options);
     Result<machine::ApplyConfiguration> apply_configuration(const std::string& config,
                                                             ApplyMode mode, bool dry_run = false);
+    // ApplyConfiguration of `config` in dry-run mode (mode Auto, as talosctl's default): the node
+    // validates it with its own code and answers what it would change; nothing is applied. A
+    // configuration the node rejects is an error of code InvalidArgument whose message ends with
+    // the node's words ("LABEL: InvalidArgument (ApplyConfiguration): WORDS"); bounded by the
+    // call timeout like every call.
+    Result<DryRunAnswer> dry_run_configuration(const std::string& config);
 
     // Asynchronous forms of the reads above: each starts the call on `loop` and returns at once;
     // `done` runs on the thread that runs the loop, when the call ends, with what the blocking

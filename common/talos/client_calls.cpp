@@ -344,4 +344,12 @@ Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::s
         });
 }
 
+Result<DryRunAnswer> NodeClient::dry_run_configuration(const std::string& config) {
+    auto r = apply_configuration(config, ApplyMode::Auto, true);
+    if (!r) {
+        return r.error();
+    }
+    return DryRunAnswer{r->mode_details(), {r->warnings().begin(), r->warnings().end()}};
+}
+
 } // namespace ichor::talos

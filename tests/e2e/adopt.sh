@@ -8,7 +8,8 @@ TC=$(talosconfig prod)
 W2=$(node_addr prod-w-2); CP2=$(node_addr prod-cp-2); B=$(node_addr lab-b-cp-1)
 NS=ichor-system
 objects() { kubectl get talosmachines,talosconfigpatches -n $NS -o name | sort | tr '\n' ' '; }
-calls_of() { sim GET "/nodes/$1/calls" | jq -r '[.[] | select(.method | test("ApplyConfiguration|Reset"))] | length'; }
+# The node check's dry runs apply nothing: only the other calls count.
+calls_of() { sim GET "/nodes/$1/calls" | jq -r '[.[] | select(.method | test("ApplyConfiguration|Reset")) | select(.request.dryRun != true)] | length'; }
 cleanup() {
   for m in prod-w-2 prod-cp-2; do
     kubectl annotate talosmachine -n $NS $m ichor.maesh.dev/allow-delete=true --overwrite > /dev/null 2>&1
@@ -34,7 +35,7 @@ expect_eq "E1 plan: nothing written" "$(objects)" "$before"
 # The wrapper and the pipe of single tools give the same bytes (timings aside: they are measured).
 "$ICHOR_BIN/kubectl-ichor-inspect" "$W2" --talosconfig "$TC" 2>/dev/null \
   | "$ICHOR_BIN/kubectl-ichor-trustcheck" --cluster prod 2>/dev/null \
-  | "$ICHOR_BIN/kubectl-ichor-drift" --cluster prod --add-machine -o json > "$OUT/pipe.json" 2>/dev/null
+  | "$ICHOR_BIN/kubectl-ichor-drift" --cluster prod --add-machine --node-check --talosconfig "$TC" -o json > "$OUT/pipe.json" 2>/dev/null
 norm() { jq -S 'del(.items[].status.timings)' "$1"; }
 if diff <(norm "$OUT/plan.out") <(norm "$OUT/pipe.json") > "$OUT/same-bytes.diff"; then
   pass "E1: wrapper and pipe give the same plan"
@@ -44,7 +45,7 @@ fi
 run explain "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan --explain
 expect_contains "explain: the pipeline" "$(out explain)" "| kubectl ichor drift --cluster prod --add-machine"
 run stages "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan --keep-stages "$OUT/stages"
-expect_eq "keep-stages: three documents" "$(ls "$OUT/stages" | tr '\n' ' ')" "1-inspect.yaml 2-trustcheck.yaml 3-plan.yaml "
+expect_eq "keep-stages: four documents" "$(ls "$OUT/stages" | tr '\n' ' ')" "1-inspect.yaml 2-trustcheck.yaml 3-plan.yaml 4-node-check.yaml "
 
 # E1 for real: held, released, Ready; the CLI applied nothing to the node.
 sim POST /nodes/prod-w-2/config 'machine: {sysctls: {net.core.somaxconn: "65535"}}' > /dev/null

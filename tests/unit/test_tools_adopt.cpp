@@ -134,6 +134,7 @@ TEST_CASE("adopt: a command line fills the options", "[tools][adopt]") {
     CHECK(d.timeout_ms == 15 * 60 * 1000);
     CHECK(d.bundle.from_secret());
     CHECK(d.output.format == "yaml");
+    CHECK(d.node_check); // on by default
 }
 
 TEST_CASE("adopt --explain prints the pipe of single tools and connects to nothing",
@@ -147,8 +148,8 @@ TEST_CASE("adopt --explain prints the pipe of single tools and connects to nothi
     CHECK(r.out ==
           "kubectl ichor inspect 10.0.0.21 10.0.0.22 --talosconfig tc \\\n"
           " | kubectl ichor trustcheck --cluster prod -n ops --secrets-bundle s.yaml \\\n"
-          " | kubectl ichor drift --cluster prod -n ops --secrets-bundle s.yaml --add-machine > "
-          "plan.yaml\n"
+          " | kubectl ichor drift --cluster prod -n ops --secrets-bundle s.yaml --add-machine "
+          "--node-check --talosconfig tc > plan.yaml\n"
           "kubectl ichor hold apply -f plan.yaml -n ops --yes\n"
           "kubectl ichor hold release --cluster prod -n ops --talosconfig tc\n");
 
@@ -158,7 +159,15 @@ TEST_CASE("adopt --explain prints the pipe of single tools and connects to nothi
           "kubectl ichor inspect 10.0.0.21 --talosconfig tc \\\n"
           " | kubectl ichor trustcheck --cluster prod --recover-secrets --recover-from 10.0.0.11 "
           "--talosconfig tc \\\n"
-          " | kubectl ichor drift --cluster prod --add-machine > plan.yaml\n");
+          " | kubectl ichor drift --cluster prod --add-machine --node-check --talosconfig tc > "
+          "plan.yaml\n");
+
+    auto unchecked = parsed({"--cluster", "prod", "--add-machine", "10.0.0.21", "--plan",
+                             "--talosconfig", "tc", "--no-node-check"});
+    CHECK_FALSE(unchecked.node_check);
+    CHECK(tools::adopt::explain(unchecked).find(
+              " | kubectl ichor drift --cluster prod --add-machine > plan.yaml\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("adopt: an argument no flag takes is refused, not ignored", "[tools][adopt]") {

@@ -7,6 +7,7 @@
 #include "common/doc/vocabulary.h"
 #include "common/stages/hold.h"
 #include "common/stages/inspect.h"
+#include "common/stages/node_check.h"
 #include "common/stages/objects.h"
 #include "common/stages/plan.h"
 #include "common/stages/sources.h"
@@ -34,7 +35,8 @@ const cli::ToolInfo k_info{
     "      [--keep-stages DIR] [--explain]\n"
     "  kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]\n"
     "      --talosconfig FILE [--plan] [--yes] [--secrets-bundle FILE | --recover-secrets\n"
-    "      --recover-from ADDRESS] [-n NS] [--keep-stages DIR] [--explain] [--timeout 15m]",
+    "      --recover-from ADDRESS] [-n NS] [--keep-stages DIR] [--explain] [--timeout 15m]\n"
+    "      [--no-node-check]",
     "Without --add-machine: the whole cluster of the nodes given (--nodes, else the talosconfig\n"
     "context's). Every node is read, the cluster is checked (one cluster ID, one Talos version,\n"
     "etcd healthy with quorum, a Ready Node per node, the Ichor API served), the bundle is\n"
@@ -52,6 +54,9 @@ const cli::ToolInfo k_info{
     "applies nothing to a node. The bundle defaults to the cluster's own Secret; a talosconfig "
     "for\n"
     "a cluster Ichor made is written by kubectl ichor credentials NAME.\n"
+    "Before consent (with --plan too) each node dry-runs its machine's configuration, every\n"
+    "patch applied (ApplyConfiguration, nothing applied): a configuration the node rejects\n"
+    "blocks the machine with the node's words; --no-node-check skips it.\n"
     "A machine of this cluster's PKI is added here; a machine another cluster configured is reset\n"
     "and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.\n",
     "  kubectl ichor adopt --talosconfig ./talosconfig --cni-unmanaged --plan\n"
@@ -77,6 +82,7 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                               cxxopts::value<std::vector<std::string>>(), "ADDRESS")(
         "plan", "stop after drift and print the plan")("yes", "consent without a prompt")(
         "explain", "print the equivalent pipeline of single tools")(
+        "no-node-check", "do not dry-run each machine's configuration on its node")(
         "keep-stages", "write each stage's document into DIR", cxxopts::value<std::string>(),
         "DIR");
     cli::add_bundle_flags(opts, true, "default: its Secret; a whole cluster: recovered", "Adopt");
@@ -108,6 +114,7 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
             o.plan_only = r.count("plan") != 0;
             o.yes = r.count("yes") != 0;
             o.explain = r.count("explain") != 0;
+            o.node_check = r.count("no-node-check") == 0;
             o.keep_stages = cli::string_flag(r, "keep-stages");
             o.backup_dir = r["backup-dir"].as<std::string>();
             o.nodes = cli::strings_flag(r, "nodes");
@@ -168,7 +175,8 @@ std::string explain(const Options& o) {
                     " | kubectl ichor trustcheck --cluster " + o.kube.cluster + ns + bundle +
                     " \\\n" + " | kubectl ichor drift --cluster " + o.kube.cluster + ns +
                     (o.bundle.file.empty() ? "" : " --secrets-bundle " + o.bundle.file) +
-                    " --add-machine > plan.yaml\n";
+                    " --add-machine" + (o.node_check ? " --node-check" + tc : "") +
+                    " > plan.yaml\n";
     if (!o.plan_only) {
         s += "kubectl ichor hold apply -f plan.yaml" + ns + (o.yes ? " --yes" : "") + "\n";
         s += "kubectl ichor hold release --cluster " + o.kube.cluster + ns + tc + "\n";
@@ -249,13 +257,22 @@ stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list)
     if (!st || !machines) {
         return stages::failed(!st ? st.error() : machines.error());
     }
-    stages::Outcome planned =
-        stages::plan(list, {o.kube.cluster, c.kube->ns(), true, &c.cluster, &c.bundle,
-                            std::move(*patches), std::move(*machines)});
+    stages::Outcome planned = stages::plan(list, {o.kube.cluster, c.kube->ns(), true, &c.cluster,
+                                                  &c.bundle, *patches, std::move(*machines)});
     if (planned.error) {
         return planned;
     }
     if (auto kst = keep(o, "3-plan.yaml", list); !kst) {
+        return stages::failed(kst.error());
+    }
+    if (!o.node_check) {
+        return planned;
+    }
+    // Before consent, each node confirms its machine's configuration (a dry run, nothing applied).
+    stages::NodeCheckOptions nc{o.kube.cluster,      c.kube->ns(), &c.cluster, &c.bundle,
+                                std::move(*patches), io,           {}};
+    planned = stages::with_node_check(planned, stages::node_check(list, nc));
+    if (auto kst = keep(o, "4-node-check.yaml", list); !kst && !planned.error) {
         return stages::failed(kst.error());
     }
     return planned;

@@ -22,6 +22,7 @@ struct Options {
     bool plan_only = false;
     bool yes = false;
     bool explain = false;
+    bool node_check = true; // --no-node-check skips the dry run of each machine on its node
     std::string keep_stages;
     cli::BundleOptions bundle;
     std::string backup_dir;

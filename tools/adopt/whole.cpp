@@ -11,6 +11,7 @@
 #include "common/kube/paths.h"
 #include "common/stages/hold.h"
 #include "common/stages/inspect.h"
+#include "common/stages/node_check.h"
 #include "common/stages/objects.h"
 #include "common/stages/plan.h"
 #include "common/stages/plan_cluster.h"
@@ -272,6 +273,41 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
         }
     }
     if (auto st = keep(o, "3-plan.yaml", list); !st) {
+        return stages::failed(st.error());
+    }
+    if (!o.node_check || planned.done == 0) {
+        return planned;
+    }
+    // Before consent, each node confirms its machine's configuration (a dry run, nothing applied).
+    auto control_planes = [&list] {
+        int n = 0;
+        for (const auto& i : list.items) {
+            n += i.value("kind", "") == "TalosMachine" &&
+                 doc::get_string(i, "spec.role") == "controlplane";
+        }
+        return n;
+    };
+    const int cps = control_planes();
+    stages::NodeCheckOptions nc{name, w.kube->ns(), &w.cluster, &w.bundle, {}, io, {}};
+    planned = stages::with_node_check(planned, stages::node_check(list, nc));
+    if (!planned.error && control_planes() < cps) {
+        // A control plane its node rejects refuses the whole cluster, as a blocked one does.
+        doc::Value kept = doc::Value::array();
+        for (auto& i : list.items) {
+            if (i.value("kind", "") == "Inspection") {
+                kept.push_back(std::move(i));
+            }
+        }
+        list.items = std::move(kept);
+        list.add_result(doc::Severity::Error,
+                        "a control plane's node rejected its configuration (see its results "
+                        "above), and a cluster is not adopted without all its control planes; "
+                        "nothing was written; hint: fix what the node names, then plan again",
+                        "ControlPlaneBlocked");
+        planned.stopped += planned.done;
+        planned.done = 0;
+    }
+    if (auto st = keep(o, "4-node-check.yaml", list); !st && !planned.error) {
         return stages::failed(st.error());
     }
     return planned;

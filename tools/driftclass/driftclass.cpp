@@ -2,6 +2,7 @@
 
 #include "common/cli/output.h"
 #include "common/cli/run.h"
+#include "common/stages/node_check.h"
 #include "common/stages/objects.h"
 #include "common/stages/plan.h"
 #include "common/stages/sources.h"
@@ -18,7 +19,8 @@ const cli::ToolInfo k_info{
     "drift",
     "Plan the adoption of trusted nodes: the objects to create, and each node's drift by class.",
     "kubectl ichor drift --cluster NAME [-n NS] [-f FILE|-] [--secrets-bundle FILE]\n"
-    "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table|objects]",
+    "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table|objects]\n"
+    "      [--node-check --talosconfig FILE]",
     "Reads Inspections checked by kubectl ichor trustcheck and renders each node's configuration\n"
     "from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's "
     "version\n"
@@ -36,7 +38,12 @@ const cli::ToolInfo k_info{
     "--patches-file (TalosConfigPatch and TalosMachine objects) with --secrets-bundle.\n"
     "--add-machine words the outcome as kubectl ichor adopt --add-machine does: a run with no\n"
     "writable machine is refused. -o objects prints the planned objects alone, as a v1 List for\n"
-    "kubectl diff and kubectl apply; the refusals are then printed on stderr.\n",
+    "kubectl diff and kubectl apply; the refusals are then printed on stderr.\n"
+    "--node-check then sends each planned machine's configuration, every patch applied, to its\n"
+    "node with ApplyConfiguration in dry-run mode (as talosctl apply-config --dry-run): the node\n"
+    "validates it with Talos's own code and answers with the changes it would make; nothing is\n"
+    "applied. A configuration the node rejects blocks the machine with the node's words; changes\n"
+    "that disagree with the class B list are a warning (docs/stream.md, \"Node check\").\n",
     "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod "
     "\\\n"
     "      | kubectl ichor drift --cluster prod > plan.yaml\n"
@@ -148,7 +155,9 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
         "patches-file", "offline: its TalosConfigPatches and TalosMachines",
         cxxopts::value<std::string>(),
         "FILE")("add-machine",
-                "the nodes are machines added to the cluster: refuse a run with none writable");
+                "the nodes are machines added to the cluster: refuse a run with none writable")(
+        "node-check", "dry-run each planned machine's configuration on its node (--talosconfig)");
+    cli::add_talos_flags(opts, false);
     cli::add_input_flags(opts);
     cli::add_output_flags(opts);
     return cli::parse_tool<Options>(
@@ -169,6 +178,12 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
             o.cluster_file = cli::string_flag(r, "cluster-file");
             o.patches_file = cli::string_flag(r, "patches-file");
             o.add_machine = r.count("add-machine") != 0;
+            o.node_check = r.count("node-check") != 0;
+            auto talos = cli::to_talos_options(r, false);
+            if (!talos) {
+                return talos.error();
+            }
+            o.talos = *talos;
             const std::string offline =
                 "kubectl ichor drift --cluster NAME --cluster-file FILE --patches-file FILE "
                 "--secrets-bundle FILE";
@@ -190,6 +205,20 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
 
 namespace {
 
+stages::Outcome check_nodes(const Options& o, cli::Streams& s, const Sources& src,
+                            doc::ResourceList& plan) {
+    auto ctx = o.talos.load(s);
+    if (!ctx) {
+        return stages::failed(ctx.error());
+    }
+    stages::NodeCheckOptions nc{
+        o.kube.cluster, src.ns, &src.cluster, &src.bundle, src.patches, {}, {}};
+    nc.inspect.context = ctx->context;
+    nc.inspect.call_timeout_ms = o.talos.call_timeout_ms;
+    nc.inspect.concurrency = o.talos.concurrency;
+    return stages::node_check(plan, nc);
+}
+
 stages::Outcome execute(const Options& o, cli::Streams& s) {
     auto list = cli::read_input(s, o.input, "drift", "the output of kubectl ichor trustcheck");
     if (!list) {
@@ -199,12 +228,17 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (!src) {
         return stages::failed(src.error());
     }
-    stages::PlanOptions po{o.kube.cluster,          src->ns,      o.add_machine,
-                           &src->cluster,           &src->bundle, std::move(src->patches),
-                           std::move(src->machines)};
+    stages::PlanOptions po{o.kube.cluster, src->ns,      o.add_machine,           &src->cluster,
+                           &src->bundle,   src->patches, std::move(src->machines)};
     stages::Outcome out = stages::plan(*list, po);
     if (out.error) {
         return out;
+    }
+    if (o.node_check) {
+        out = stages::with_node_check(out, check_nodes(o, s, *src, *list));
+        if (out.error) {
+            return out;
+        }
     }
     if (auto st = cli::write_list(s, o.output, *list, stages::plan_table); !st) {
         return stages::failed(st.error());

@@ -16,6 +16,8 @@ struct Options {
     std::string cluster_file; // offline: the TalosCluster
     std::string patches_file; // offline: its TalosConfigPatches and TalosMachines
     bool add_machine = false;
+    bool node_check = false; // --node-check: each planned machine dry-run on its node
+    cli::TalosOptions talos; // the credential for --node-check
     cli::InputOptions input;
     cli::OutputOptions output;
 };

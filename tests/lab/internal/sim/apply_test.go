@@ -113,3 +113,91 @@ func TestApplyOutsideMaintenance(t *testing.T) {
 		t.Errorf("sysctls = %v", got)
 	}
 }
+
+// A dry run answers as machined does: validated, the diff against the running configuration,
+// nothing applied; a configuration Talos's validation refuses is machined's InvalidArgument.
+func TestApplyDryRun(t *testing.T) {
+	s := startSim(t, testScenario)
+	ctx := callCtx(t)
+	admin := talosClient(t, "t1", "talosconfig", "127.0.99.2")
+
+	current, err := os.ReadFile(filepath.Join(stateDir, "nodes", "t1-w", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dry := func(data []byte) (*machine.ApplyConfiguration, error) {
+		resp, err := admin.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_AUTO, DryRun: true})
+		if err != nil {
+			return nil, err
+		}
+
+		return resp.GetMessages()[0], nil
+	}
+
+	same, err := dry(current)
+	if err != nil {
+		t.Fatalf("dry run of the running configuration: %v", err)
+	}
+
+	if want := "Dry run summary:\nApplied configuration without a reboot (skipped in dry-run).\nConfig diff:\n\nNo changes."; same.GetModeDetails() != want {
+		t.Errorf("mode details = %q, want %q", same.GetModeDetails(), want)
+	}
+
+	if same.GetMode() != machine.ApplyConfigurationRequest_NO_REBOOT || len(same.GetWarnings()) != 0 {
+		t.Errorf("dry run reply = %+v", same)
+	}
+
+	patched, err := ApplyPatch(current, "machine:\n  sysctls:\n    net.core.somaxconn: \"65535\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	changed, err := dry(patched)
+	if err != nil {
+		t.Fatalf("dry run of a patched configuration: %v", err)
+	}
+
+	details := changed.GetModeDetails()
+	if !strings.Contains(details, "\n--- a\n+++ b\n@@ ") || !strings.Contains(details, "\n+    sysctls:\n+        net.core.somaxconn: \"65535\"\n") {
+		t.Errorf("diff of the patched configuration:\n%s", details)
+	}
+
+	invalid, err := ApplyPatch(current, "machine:\n  network:\n    kubespan:\n      enabled: true\ncluster:\n  discovery:\n    enabled: false\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = dry(invalid)
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), ".cluster.discovery should be enabled when .machine.network.kubespan is enabled") {
+		t.Errorf("dry run of an invalid configuration: %v", err)
+	}
+
+	st := nodeState(t, s, "t1-w")
+	if st.ConfigSHA256 != configDigest(current) || st.ConfigVersion != 1 {
+		t.Errorf("a dry run changed the node: %+v", st)
+	}
+
+	var calls []CallRecord
+	if code := control(t, s, http.MethodGet, "/nodes/t1-w/calls", "", &calls); code != http.StatusOK {
+		t.Fatalf("GET calls: %d", code)
+	}
+
+	dryRuns := 0
+
+	for _, c := range calls {
+		if c.Method != "/machine.MachineService/ApplyConfiguration" {
+			continue
+		}
+
+		if r, ok := c.Request.(map[string]any); !ok || r["dryRun"] != true {
+			t.Errorf("call log: %+v", c)
+		}
+
+		dryRuns++
+	}
+
+	if dryRuns != 3 {
+		t.Errorf("call log has %d dry runs, want 3", dryRuns)
+	}
+}

@@ -275,10 +275,19 @@ func (m *machineServer) ApplyConfiguration(ctx context.Context, req *machine.App
 	}
 
 	if req.GetDryRun() {
+		s.mu.Lock()
+		current := append([]byte(nil), n.config...)
+		s.mu.Unlock()
+
+		diff, err := dryRunDiff(current, req.GetData(), provider)
+		if err != nil {
+			return nil, fmt.Errorf("failed to generate diff: %w", err)
+		}
+
+		// machined answers a dry run without the validation warnings (v1alpha1_server.go)
 		return &machine.ApplyConfigurationResponse{Messages: []*machine.ApplyConfiguration{{
 			Mode:        mode,
-			ModeDetails: fmt.Sprintf("Dry run summary:\n%s (skipped in dry-run).\nConfig diff: not computed by the lab simulator", details),
-			Warnings:    warnings,
+			ModeDetails: fmt.Sprintf("Dry run summary:\n%s (skipped in dry-run).\n%s", details, diff),
 		}}}, nil
 	}
 

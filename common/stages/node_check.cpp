@@ -1,0 +1,510 @@
+#include "common/stages/node_check.h"
+
+#include "common/inspection/view.h"
+#include "common/machineconfig/machineconfig.h"
+#include "common/stages/plan.h"
+#include "common/talos/errors.h"
+#include "common/util/strings.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace ichor::stages {
+
+using doc::Value;
+
+namespace {
+
+constexpr std::string_view k_stage = "node-check";
+// The node's answer as it came, beside the message that summarises it.
+constexpr std::string_view k_tag_answer = "ichor.maesh.dev/node-answer";
+
+std::vector<std::string> segments(std::string_view path) {
+    return util::split(path, '.');
+}
+
+// One planned machine and what became of it.
+struct Check {
+    const Value* machine = nullptr;
+    std::string name;
+    std::string node; // how the drift stage's results name it (the Inspection's address)
+    std::optional<NodeTarget> target;
+    std::string config;
+    std::string failure; // set when the machine could not be rendered or addressed
+    Result<talos::DryRunAnswer> answer = make_error(ErrorKind::Internal, "not asked");
+};
+
+const Value* inspection_of(const doc::ResourceList& plan, const std::string& address) {
+    for (const auto& item : plan.items) {
+        const inspection::View v(item);
+        if (!v.is_inspection()) {
+            continue;
+        }
+        const std::int64_t port = v.port().value_or(talos::k_apid_port);
+        if (v.node() == address || v.node() + ":" + std::to_string(port) == address) {
+            return &item;
+        }
+    }
+    return nullptr;
+}
+
+// The namespace's patches with the plan's own (a plan's item replaces a patch of its name).
+std::vector<Value> all_patches(const doc::ResourceList& plan, const NodeCheckOptions& o) {
+    std::map<std::string, Value> by_name;
+    std::vector<std::string> order;
+    auto put = [&](const Value& p) {
+        std::string name = doc::get_string(p, "metadata.name");
+        if (by_name.count(name) == 0) {
+            order.push_back(name);
+        }
+        by_name[name] = p;
+    };
+    for (const auto& p : o.patches) {
+        put(p);
+    }
+    for (const auto& item : plan.items) {
+        if (item.value("kind", "") == "TalosConfigPatch") {
+            put(item);
+        }
+    }
+    std::vector<Value> out;
+    out.reserve(order.size());
+    for (const auto& name : order) {
+        out.push_back(std::move(by_name[name]));
+    }
+    return out;
+}
+
+// The default seam: a client with the inspection's credential, through the endpoint when the
+// Inspection was read through one. Endpoints are made before the threads start and shared.
+class Dialer {
+  public:
+    Dialer(const InspectOptions& io, const std::vector<Check>& checks) : m_io(io) {
+        for (const auto& c : checks) {
+            if (!c.target || c.target->via_endpoint.empty() ||
+                m_endpoints.count(c.target->via_endpoint) != 0) {
+                continue;
+            }
+            if (auto a = talos::parse_address(c.target->via_endpoint); a) {
+                m_endpoints.emplace(
+                    c.target->via_endpoint,
+                    talos::Endpoint(*a, talos::mutual_tls(*io.context, io.call_timeout_ms)));
+            }
+        }
+    }
+
+    Result<talos::DryRunAnswer> operator()(const NodeTarget& t, const std::string& config) const {
+        if (t.via_endpoint.empty()) {
+            talos::NodeClient c(t.address, talos::mutual_tls(*m_io.context, m_io.call_timeout_ms));
+            return c.dry_run_configuration(config);
+        }
+        auto ep = m_endpoints.find(t.via_endpoint);
+        if (ep == m_endpoints.end()) {
+            return make_error(ErrorKind::Usage, "bad endpoint \"" + t.via_endpoint + "\"");
+        }
+        talos::NodeClient c(ep->second, t.address.host);
+        return c.dry_run_configuration(config);
+    }
+
+  private:
+    const InspectOptions& m_io;
+    std::map<std::string, talos::Endpoint> m_endpoints;
+};
+
+// The node's own words in a rejection: what follows the method in the classified message,
+// with Talos's multi-error layout (newlines, tabs) folded into one line.
+std::string node_words(const Error& e) {
+    std::string_view m = e.message;
+    if (auto p = m.find("(ApplyConfiguration): "); p != std::string_view::npos) {
+        m.remove_prefix(p + std::string_view("(ApplyConfiguration): ").size());
+    }
+    std::string out;
+    for (char ch : m) {
+        bool space = ch == '\n' || ch == '\t' || ch == ' ';
+        if (space) {
+            if (!out.empty() && out.back() != ' ') {
+                out += ' ';
+            }
+        } else {
+            out += ch;
+        }
+    }
+    return std::string(util::trim(out));
+}
+
+// The class B paths the plan lists for node `node`.
+std::vector<std::string> class_b_paths(const doc::ResourceList& plan, const std::string& node) {
+    std::vector<std::string> out;
+    for (const auto& r : plan.results) {
+        const Value* tags = doc::find_path(r, "tags");
+        if (tags == nullptr || !tags->is_object() ||
+            tags->value(std::string(doc::k_tag_class), "") != "B" ||
+            tags->value(std::string(doc::k_tag_node), "") != node) {
+            continue;
+        }
+        std::string path = doc::get_string(r, "field.path");
+        if (!path.empty() && std::find(out.begin(), out.end(), path) == out.end()) {
+            out.push_back(path);
+        }
+    }
+    return out;
+}
+
+std::string listed(const std::vector<std::string>& paths) {
+    return paths.empty() ? std::string("nothing") : util::join(paths, ", ");
+}
+
+Value node_tags(const Check& c) {
+    Value t = Value::object();
+    t[std::string(doc::k_tag_node)] = c.node;
+    return t;
+}
+
+// The results of one machine; true when the node accepted it.
+bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
+            const std::vector<std::string>& class_b, bool& unreachable) {
+    const std::string who = c.name + " (" + c.node + ")";
+    const std::string patches_hint =
+        "kubectl get talosconfigpatches -n " + o.ns + " -l " + vocab::cluster_selector(o.cluster);
+    if (!c.failure.empty() || !c.answer) {
+        Error e =
+            !c.failure.empty() ? make_error(ErrorKind::Findings, c.failure) : c.answer.error();
+        Value tags = node_tags(c);
+        if (e.code == "InvalidArgument") {
+            std::string hint = patches_hint + " (fix the patch the node's words point to)";
+            tags[std::string(vocab::k_tag_hint)] = hint;
+            plan.add_result(doc::Severity::Error,
+                            who + ": the node rejects the rendered configuration: " +
+                                node_words(e) + "; this machine is blocked; hint: " + hint,
+                            "NodeRejected", c.machine, tags);
+            return false;
+        }
+        unreachable = talos::node_gone(e.code);
+        std::string hint = unreachable ? "kubectl ichor inspect " + c.node +
+                                             " --talosconfig FILE, or skip the check with "
+                                             "--no-node-check"
+                                       : patches_hint;
+        tags[std::string(vocab::k_tag_hint)] = hint;
+        plan.add_result(doc::Severity::Error,
+                        who + ": the node could not check the plan: " + e.message +
+                            "; this machine is blocked; hint: " + hint,
+                        "NodeCheckFailed", c.machine, tags);
+        return false;
+    }
+    const std::vector<std::string> changes = dry_run_changes(c.answer->mode_details);
+    Value tags = node_tags(c);
+    tags[std::string(k_tag_answer)] = redact_dry_run(c.answer->mode_details);
+    std::string text = who + ": the node accepts the rendered configuration; " +
+                       (changes.empty() ? std::string("it would change nothing")
+                                        : "it would change " + listed(changes));
+    for (const auto& w : c.answer->warnings) {
+        text += "; the node warns: " + w;
+    }
+    plan.add_result(doc::Severity::Info, text, "NodeCheck", c.machine, tags);
+    auto unmatched = [](const std::vector<std::string>& a, const std::vector<std::string>& b,
+                        bool a_is_node) {
+        std::vector<std::string> out;
+        for (const auto& x : a) {
+            bool found = std::any_of(b.begin(), b.end(), [&](const std::string& y) {
+                return a_is_node ? same_fact(x, y) : same_fact(y, x);
+            });
+            if (!found) {
+                out.push_back(x);
+            }
+        }
+        return out;
+    };
+    const auto node_only = unmatched(changes, class_b, true);
+    const auto plan_only = unmatched(class_b, changes, false);
+    if (!node_only.empty() || !plan_only.empty()) {
+        Value mt = node_tags(c);
+        std::string hint = "kubectl ichor drift --cluster " + o.cluster +
+                           " -f PLAN, and report the render or diff the paths name";
+        mt[std::string(vocab::k_tag_hint)] = hint;
+        std::string detail;
+        if (!node_only.empty()) {
+            detail +=
+                "the node would change " + listed(node_only) + ", which the plan does not list";
+        }
+        if (!plan_only.empty()) {
+            detail += (detail.empty() ? "" : "; ") + std::string("the plan lists ") +
+                      listed(plan_only) + " as class B, which the node would not change";
+        }
+        plan.add_result(doc::Severity::Warning,
+                        who + ": the node's changes and the plan's class B disagree (the node: " +
+                            listed(changes) + "; the plan: " + listed(class_b) + "): " + detail +
+                            "; the render or the diff is wrong; hint: " + hint,
+                        "NodeCheckMismatch", c.machine, mt);
+    }
+    return true;
+}
+
+// Drops the items of the blocked machines: their TalosMachine and machine-layer patches.
+void drop_blocked(doc::ResourceList& plan, const std::set<std::string>& blocked) {
+    Value kept = Value::array();
+    for (auto& item : plan.items) {
+        const std::string kind = item.value("kind", "");
+        bool drop =
+            (kind == "TalosMachine" &&
+             blocked.count(doc::get_string(item, "metadata.name")) != 0) ||
+            (kind == "TalosConfigPatch" && doc::get_string(item, "spec.layer") == "machine" &&
+             blocked.count(doc::get_string(item, "spec.machine")) != 0);
+        if (!drop) {
+            kept.push_back(std::move(item));
+        }
+    }
+    plan.items = std::move(kept);
+}
+
+void ask_all(std::vector<Check>& checks, const DryRunNode& dry_run, int concurrency) {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < checks.size(); i = next++) {
+            Check& c = checks[i];
+            if (c.failure.empty()) {
+                c.answer = dry_run(*c.target, c.config);
+            }
+        }
+    };
+    const int n =
+        std::clamp(concurrency, 1, static_cast<int>(std::max<std::size_t>(checks.size(), 1)));
+    std::vector<std::thread> threads;
+    for (int t = 1; t < n; ++t) {
+        threads.emplace_back(work);
+    }
+    work();
+    for (auto& t : threads) {
+        t.join();
+    }
+}
+
+Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
+    if (o.talos_cluster == nullptr || o.bundle == nullptr) {
+        return failed(make_error(ErrorKind::Internal, "node check without a cluster or a bundle"));
+    }
+    if (!o.dry_run && !o.inspect.context) {
+        return failed(make_error(ErrorKind::Config, "the node check needs a talosconfig context",
+                                 "kubectl ichor credentials " + o.cluster + " > tc"));
+    }
+    auto cluster = render::parse_cluster(*o.talos_cluster);
+    if (!cluster) {
+        return failed(cluster.error());
+    }
+    const std::vector<Value> patches = all_patches(plan, o);
+    std::vector<Check> checks;
+    for (const auto& item : plan.items) {
+        if (item.value("kind", "") != "TalosMachine") {
+            continue;
+        }
+        Check c;
+        c.machine = &item;
+        c.name = doc::get_string(item, "metadata.name");
+        const std::string address = doc::get_string(item, "spec.address");
+        const Value* insp = inspection_of(plan, address);
+        c.node = insp != nullptr ? inspection::View(*insp).node() : address;
+        auto addr = talos::parse_address(address);
+        if (!addr) {
+            c.failure = "spec.address: " + addr.error().message;
+        } else {
+            c.target = NodeTarget{*addr, insp != nullptr ? inspection::View(*insp).via_endpoint()
+                                                         : std::string()};
+        }
+        if (auto docs = render_machine(item, *cluster, *o.bundle, patches); !docs) {
+            c.failure = c.failure.empty() ? docs.error().message : c.failure;
+        } else {
+            c.config = doc::to_yaml_stream(*docs);
+        }
+        checks.push_back(std::move(c));
+    }
+    if (checks.empty()) {
+        return {};
+    }
+    std::optional<Dialer> dialer;
+    if (!o.dry_run) {
+        dialer.emplace(o.inspect, checks);
+    }
+    DryRunNode ask =
+        o.dry_run ? o.dry_run : DryRunNode([&](const NodeTarget& t, const std::string& cfg) {
+            return (*dialer)(t, cfg);
+        });
+    ask_all(checks, ask, o.inspect.concurrency);
+    Outcome out;
+    std::set<std::string> blocked;
+    for (const auto& c : checks) {
+        bool unreachable = false;
+        if (report(plan, c, o, class_b_paths(plan, c.node), unreachable)) {
+            ++out.done;
+        } else {
+            ++out.stopped;
+            out.unreachable += unreachable ? 1 : 0;
+            blocked.insert(c.name);
+        }
+    }
+    drop_blocked(plan, blocked);
+    return out;
+}
+
+} // namespace
+
+namespace {
+
+// One line of the diff of a dry run's answer, with what the context shows of where it is.
+struct DiffLine {
+    char tag = ' ';                // ' ' context, '+' added, '-' removed; 0: not a diff line
+    std::vector<std::string> path; // its parents as far as the hunk shows, and its own key
+    bool under_secret = false;     // a parent is a secret (or a `config` block): the whole line
+    bool secret_key = false;       // its own key is a secret's (or `config`): its value
+    std::size_t indent = 0;
+    std::string key;
+};
+
+std::string unquote(std::string key) {
+    if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') &&
+        key.back() == key.front()) {
+        return key.substr(1, key.size() - 2);
+    }
+    return key;
+}
+
+// Reads the lines of the unified diff after "Config diff:" (Talos's encoding: four spaces per
+// level, a list item "- " under its key); `each(line, text)` sees every line of `details`, in
+// order, the lines before the diff with tag 0.
+template <class Each> void walk_diff(std::string_view details, Each&& each) {
+    const std::string_view lead = "Config diff:\n\n";
+    const auto start = details.find(lead);
+    std::vector<DiffLine> parents;
+    bool in_diff = false;
+    bool in_hunk = false;
+    std::size_t offset = 0;
+    for (const auto& line : util::split(details, '\n')) {
+        DiffLine d;
+        d.tag = 0;
+        const bool diff_started = start != std::string_view::npos && offset >= start + lead.size();
+        offset += line.size() + 1;
+        in_diff = in_diff || diff_started;
+        if (in_diff && line.starts_with("@@")) {
+            parents.clear();
+            in_hunk = true;
+        } else if (in_hunk && !line.empty() &&
+                   (line[0] == ' ' || line[0] == '+' || line[0] == '-')) {
+            std::string_view body = std::string_view(line).substr(1);
+            const std::size_t indent = body.find_first_not_of(' ');
+            if (body == "---") {
+                parents.clear(); // the next document
+            } else if (indent != std::string_view::npos) {
+                d.tag = line[0];
+                d.indent = indent;
+                std::string_view rest = body.substr(indent);
+                const bool item = rest == "-" || rest.starts_with("- ");
+                auto colon = item ? std::string_view::npos : rest.find(": ");
+                if (!item && colon == std::string_view::npos && rest.ends_with(':')) {
+                    colon = rest.size() - 1;
+                }
+                if (colon != std::string_view::npos) {
+                    d.key = unquote(std::string(rest.substr(0, colon)));
+                }
+                while (!parents.empty() && parents.back().indent >= indent) {
+                    parents.pop_back();
+                }
+                for (const auto& p : parents) {
+                    d.path.push_back(p.key);
+                    d.under_secret = d.under_secret || p.under_secret || p.secret_key;
+                }
+                if (!d.key.empty()) {
+                    d.path.push_back(d.key);
+                    // a secret's value, or any `config` (KubeEtcdEncryptionConfig's is one whole)
+                    d.secret_key = machineconfig::is_secret_key(d.key) || d.key == "config";
+                    parents.push_back(d);
+                }
+            }
+        }
+        each(d, line);
+    }
+}
+
+} // namespace
+
+std::vector<std::string> dry_run_changes(std::string_view details) {
+    std::vector<std::string> all;
+    walk_diff(details, [&](const DiffLine& d, const std::string&) {
+        if ((d.tag == '+' || d.tag == '-') && !d.path.empty()) {
+            std::string p = util::join(d.path, ".");
+            if (std::find(all.begin(), all.end(), p) == all.end()) {
+                all.push_back(std::move(p));
+            }
+        }
+    });
+    // A parent whose children changed too (a new mapping) is named by its children.
+    std::vector<std::string> out;
+    for (const auto& p : all) {
+        bool parent = std::any_of(all.begin(), all.end(),
+                                  [&](const std::string& q) { return q.starts_with(p + "."); });
+        if (!parent) {
+            out.push_back(p);
+        }
+    }
+    return out;
+}
+
+std::string redact_dry_run(std::string_view details) {
+    std::string out;
+    walk_diff(details, [&](const DiffLine& d, const std::string& line) {
+        std::string text = line;
+        const std::size_t body = 1 + d.indent;
+        if (d.tag != 0 && d.under_secret) {
+            text = text.substr(0, body) + util::sha256_digest(text.substr(body));
+        } else if (d.tag != 0 && d.secret_key) {
+            const auto colon = text.find(':', body + d.key.size());
+            std::string value(util::trim(std::string_view(text).substr(colon + 1)));
+            if (!value.empty() && value != "\"\"" && !value.starts_with('|') &&
+                !value.starts_with('>')) {
+                text = text.substr(0, colon + 1) + " " + util::sha256_digest(value);
+            }
+        }
+        out += text;
+        out += '\n';
+    });
+    if (!out.empty()) {
+        out.pop_back(); // split gave one line more than there were newlines
+    }
+    return out;
+}
+
+bool same_fact(std::string_view node_path, std::string_view plan_path) {
+    const auto p = segments(node_path);
+    const auto q = segments(plan_path);
+    // The node's path starts somewhere inside the plan's (its top may be outside the diff's
+    // context) and agrees with it for as long as both go on.
+    for (std::size_t d = 0; d < q.size(); ++d) {
+        const std::size_t overlap = std::min(p.size(), q.size() - d);
+        if (overlap == 0) {
+            continue;
+        }
+        if (std::equal(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(overlap),
+                       q.begin() + static_cast<std::ptrdiff_t>(d))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+Outcome with_node_check(Outcome planned, const Outcome& checked) {
+    if (checked.error) {
+        planned.error = checked.error;
+        return planned;
+    }
+    planned.done = std::max(planned.done - checked.stopped, 0);
+    planned.stopped += checked.stopped;
+    planned.unreachable += checked.unreachable;
+    return planned;
+}
+
+Outcome node_check(doc::ResourceList& plan, const NodeCheckOptions& options) {
+    return run_stage(k_stage, plan, [&] { return check_nodes(plan, options); });
+}
+
+} // namespace ichor::stages
