@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	coreconfig "github.com/siderolabs/talos/pkg/machinery/config"
+	configdoc "github.com/siderolabs/talos/pkg/machinery/config/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/container"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
@@ -20,6 +21,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/cri"
+	"github.com/siderolabs/talos/pkg/machinery/config/types/k8s"
+	"github.com/siderolabs/talos/pkg/machinery/config/types/runtime"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
 	"gopkg.in/yaml.v3"
@@ -181,10 +184,6 @@ func Render(in Input) ([]byte, error) {
 		generate.WithClusterDiscovery(true),
 	}
 
-	if preset == "cilium" || preset == "none" {
-		opts = append(opts, generate.WithClusterCNIConfig(&v1alpha1.CNIConfig{CNIName: "none"}))
-	}
-
 	mirrors, _ := lookup(in.Cluster, "spec", "registries", "mirrors").(map[string]any) //nolint:errcheck
 	hosts := make([]string, 0, len(mirrors))
 
@@ -264,24 +263,46 @@ func Render(in Input) ([]byte, error) {
 	return data, nil
 }
 
-// ichorSettings sets what the generator has no option for: kube-proxy off under Ichor's Cilium,
-// the node's wipe flag, and a mirror's overridePath and skipFallback.
+// ichorSettings sets what the generator has no option for: no CNI under Ichor's Cilium and the
+// none preset (machinery v1.14 dropped WithClusterCNIConfig; from contract 1.14 the CNI is the
+// KubeFlannelCNIConfig document, so no CNI is no such document), kube-proxy off under Ichor's
+// Cilium, the node's wipe flag, and a mirror's overridePath and skipFallback.
+//
+//nolint:gocyclo,cyclop
 func ichorSettings(cfg coreconfig.Provider, preset string, mirrors map[string]any, inst Install) (coreconfig.Provider, error) {
-	docs := cfg.Clone().Documents()
+	var docs []configdoc.Document
 
-	for _, d := range docs {
+	noCNI := preset == "cilium" || preset == "none"
+
+	for _, d := range cfg.Clone().Documents() {
 		switch t := d.(type) {
 		case *v1alpha1.Config:
-			if preset == "cilium" {
-				if t.ClusterConfig.ProxyConfig == nil {
-					t.ClusterConfig.ProxyConfig = &v1alpha1.ProxyConfig{}
-				}
-
-				t.ClusterConfig.ProxyConfig.Disabled = new(true)
+			if noCNI && t.ClusterConfig.ClusterNetwork != nil {
+				t.ClusterConfig.ClusterNetwork.CNI = &v1alpha1.CNIConfig{CNIName: "none"} //nolint:staticcheck // contracts before 1.14
 			}
 
+			if preset == "cilium" && t.ClusterConfig.ClusterNetwork != nil { // before 1.14 (the legacy kube-proxy fields)
+				if t.ClusterConfig.ProxyConfig == nil {
+					t.ClusterConfig.ProxyConfig = &v1alpha1.ProxyConfig{} //nolint:staticcheck
+				}
+
+				t.ClusterConfig.ProxyConfig.Disabled = new(true) //nolint:staticcheck
+			}
+
+			if inst.Wipe && t.MachineConfig.MachineInstall != nil {
+				t.MachineConfig.MachineInstall.InstallWipe = new(true) //nolint:staticcheck
+			}
+		case *k8s.KubeFlannelCNIConfigV1Alpha1:
+			if noCNI {
+				continue
+			}
+		case *k8s.KubeProxyConfigV1Alpha1:
+			if preset == "cilium" {
+				t.ProxyEnabled = new(false)
+			}
+		case *runtime.UnattendedInstallConfigV1Alpha1:
 			if inst.Wipe {
-				t.MachineConfig.MachineInstall.InstallWipe = new(true)
+				t.ProvisioningSpec.Wipe = new(true)
 			}
 		case *cri.RegistryMirrorConfigV1Alpha1:
 			m, _ := mirrors[t.MetaName].(map[string]any) //nolint:errcheck
@@ -295,6 +316,8 @@ func ichorSettings(cfg coreconfig.Provider, preset string, mirrors map[string]an
 				}
 			}
 		}
+
+		docs = append(docs, d)
 	}
 
 	return container.New(docs...)
