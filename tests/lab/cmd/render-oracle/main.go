@@ -2,7 +2,8 @@
 // (tests/golden/render/): for each case of a cases file, Talos's own generator and configpatcher
 // through internal/oracle. tests/golden/render/regenerate.sh runs it.
 //
-//	render-oracle --cases tests/golden/render/cases.yaml --out tests/golden/render/expected
+//	render-oracle --cases tests/golden/render/cases.yaml --out tests/golden/render/expected \
+//	    --gap tests/golden/render/layout14-gap.txt
 //	render-oracle --new-bundle tests/golden/render/secrets.yaml
 package main
 
@@ -32,6 +33,7 @@ func run() error {
 		cases     = flag.String("cases", "", "cases file")
 		out       = flag.String("out", "", "output folder: <case>.yaml, or <case>.error when the render fails")
 		newBundle = flag.String("new-bundle", "", "write a new secrets bundle (contract 1.13) to this file and exit")
+		gap       = flag.String("gap", "", "also write the layout14 gap report (Talos's own 1.14 against the approximation) to this file")
 	)
 
 	flag.Parse()
@@ -61,6 +63,17 @@ func run() error {
 
 	if err = os.MkdirAll(*out, 0o755); err != nil {
 		return err
+	}
+
+	if *gap != "" {
+		report, err := cf.GapReport()
+		if err != nil {
+			return err
+		}
+
+		if err = os.WriteFile(*gap, []byte(report), 0o644); err != nil {
+			return err
+		}
 	}
 
 	for _, c := range cf.Cases {

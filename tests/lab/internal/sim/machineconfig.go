@@ -245,7 +245,7 @@ func ParseConfigFacts(data []byte) (*ConfigFacts, error) {
 	return f, nil
 }
 
-// LoadsWithConfigloader reports whether Talos's configloader (machinery v1.13.9) accepts data.
+// LoadsWithConfigloader reports whether Talos's configloader (machinery v1.14.1) accepts data.
 func LoadsWithConfigloader(data []byte) (coreconfig.Provider, error) {
 	return configloader.NewFromBytes(data)
 }

@@ -20,8 +20,8 @@ import (
 )
 
 // contractOf maps a scenario contract ("1.13") to the generator's version contract. "1.14" is
-// generated as 1.13 and then moved into the v1.14 layout by layout14 (machinery v1.13.9 has no
-// 1.14 contract).
+// generated as 1.13 and then moved into the v1.14 layout by layout14 (the lab's approximation,
+// kept while the C++ render follows it; see Layout14).
 func contractOf(c string) *config.VersionContract {
 	switch c {
 	case "1.12":
