@@ -244,3 +244,13 @@ func at(v any, path string) any {
 
 	return v
 }
+
+// RenderTalos14 is RenderTalos of a case at contract 1.14, or nil for a case at another contract.
+func (cf *Cases) RenderTalos14(c Case) ([]byte, error) {
+	in, err := cf.input(c)
+	if err != nil || Contract(in) != "1.14" {
+		return nil, err
+	}
+
+	return RenderTalos(in)
+}

@@ -66,4 +66,28 @@ func TestLayout14GapIsCurrent(t *testing.T) {
 	if err != nil || string(want) != got {
 		t.Errorf("the gap report differs from the committed one (%v): run tests/golden/render/regenerate.sh\n%s", err, got)
 	}
+
+	n := 0
+
+	for _, c := range cf.Cases {
+		data, err := cf.RenderTalos14(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		if data == nil {
+			continue
+		}
+
+		n++
+
+		committed, err := os.ReadFile(filepath.Join(dir, "talos14", c.Name+".yaml"))
+		if err != nil || string(committed) != string(data) {
+			t.Errorf("%s: Talos's own 1.14 output differs from talos14/%s.yaml (%v): run tests/golden/render/regenerate.sh", c.Name, c.Name, err)
+		}
+	}
+
+	if n == 0 {
+		t.Error("no case at contract 1.14")
+	}
 }
