@@ -28,9 +28,23 @@ std::string rtrim_newlines(std::string s) {
 
 // The v1.14 KubeEtcdEncryptionConfig.config that carries an encryption secret, as the node
 // digests it (the compact JSON of the document model).
-std::string encryption_config_json(machineconfig::layout::Codec provider,
-                                   const std::string& secret) {
-    return machineconfig::layout::encode(provider, secret).dump();
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+    if (auto at = s.find(from); at != std::string::npos) {
+        s.replace(at, from.size(), to);
+    }
+    return s;
+}
+
+// The EncryptionConfiguration forms a secret may be stored in: as the layout table writes it
+// (key "key1" under its provider), and as Talos's own 1.14 generator does (machinery v1.14.1
+// config/generate/kubernetes.go: a secretbox secret as "key2", an aescbc one under "secretbox").
+std::vector<std::string> encryption_config_json(machineconfig::layout::Codec provider,
+                                                const std::string& secret) {
+    std::string ours = machineconfig::layout::encode(provider, secret).dump();
+    std::string talos =
+        replaced(replaced(ours, "\"aescbc\"", "\"secretbox\""), "\"key1\"",
+                 provider == machineconfig::layout::Codec::Secretbox ? "\"key2\"" : "\"key1\"");
+    return {ours, talos};
 }
 
 bool secret_matches(const std::string& digest, const Value& plain) {
@@ -54,7 +68,9 @@ bool secret_matches(const std::string& digest, const Value& plain) {
     }
     for (const auto& r : machineconfig::layout::rows()) {
         if (machineconfig::layout::wraps_secret(r.field->codec)) {
-            forms.push_back(encryption_config_json(r.field->codec, p));
+            for (auto& f : encryption_config_json(r.field->codec, p)) {
+                forms.push_back(std::move(f));
+            }
         }
     }
     for (const auto& f : forms) {

@@ -101,6 +101,26 @@ void canonical_discovery(Value& f) {
     *disc = std::move(out);
 }
 
+// A worker's v1alpha1 cluster.ca is the Kubernetes CA's certificate without its key; Talos's
+// own 1.14 generator writes the same trust as KubeAPIServerCAConfig.acceptedCAs (read as
+// cluster.acceptedCAs). One form for both: the certificate first among the accepted ones.
+void canonical_worker_ca(Value& f) {
+    Value* ca = const_cast<Value*>(doc::find_path(f, "cluster.ca"));
+    if (ca == nullptr || !ca->is_object() || text(get(*ca, "crt")).empty() ||
+        !text(get(*ca, "key")).empty()) {
+        return;
+    }
+    Value accepted = Value::array({Value{{"crt", (*ca)["crt"]}}});
+    if (const Value* more = doc::find_path(f, "cluster.acceptedCAs");
+        more != nullptr && more->is_array()) {
+        for (const auto& c : *more) {
+            accepted.push_back(c);
+        }
+    }
+    f["cluster"].erase("ca");
+    f["cluster"]["acceptedCAs"] = std::move(accepted);
+}
+
 bool pem_key(const std::string& key) {
     return key == "crt" || key == "cert" || key == "ca";
 }
@@ -183,12 +203,24 @@ Value normalize(const std::vector<Value>& documents) {
             }
         }
     }
-    if (f.contains("cluster") && f["cluster"].is_object()) {
+    // Talos's own contract 1.14 (its Kubernetes settings in documents, KubeletConfig among them)
+    // names its CNI by a KubeFlannelCNIConfig document: none means no CNI. Before it (and in the
+    // lab's layout14) an unset CNI is Talos's default, flannel.
+    bool multidoc_kubernetes = false;
+    for (const auto& d : documents) {
+        multidoc_kubernetes =
+            multidoc_kubernetes || (d.is_object() && text(get(d, "kind")) == "KubeletConfig");
+    }
+    if (multidoc_kubernetes || f.contains("cluster")) {
         Value& cl = f["cluster"];
+        if (!cl.is_object()) {
+            cl = Value::object();
+        }
         if (!doc::find_path(cl, "network.cni.name")) {
-            at(cl, {"network", "cni", "name"}) = "flannel"; // Talos's default when unset
+            at(cl, {"network", "cni", "name"}) = multidoc_kubernetes ? "none" : "flannel";
         }
         canonical_discovery(f);
+        canonical_worker_ca(f);
     }
     canonical_mirrors(f);
     prune(f, {});

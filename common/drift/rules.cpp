@@ -72,6 +72,24 @@ const std::vector<Rule> k_rules = {
     {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::B, "ContractDefault",
      k_contract_hint},
     {"documents.HostnameConfig.auto", When::Always, Class::B, "ContractDefault", k_contract_hint},
+    // What Talos's own contract 1.14 adds by default (machinery v1.14.1 config/generate): the
+    // control-plane label and taint that earlier contracts leave to Talos at run time, and
+    // documents without a v1alpha1 field.
+    {"machine.nodeLabels.node-role.kubernetes.io/control-plane", When::Always, Class::B,
+     "ContractDefault", k_contract_hint},
+    {"machine.nodeTaints.node-role.kubernetes.io/control-plane", When::Always, Class::B,
+     "ContractDefault", k_contract_hint},
+    {"documents.VolumeConfig.EPHEMERAL.mount.secure", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
+    {"documents.FilesystemTrimConfig.interval", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
+    {"documents.SecurityProfileConfig.workloadIsolation", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
+    {"documents.KubeAuthenticationConfig", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
+    {"documents.KubeAuthorizerConfig", When::Always, Class::B, "ContractDefault", k_contract_hint},
+    {"documents.KubeCoreDNSConfig.enabled", When::Always, Class::B, "ContractDefault",
+     k_contract_hint},
     {"persist", When::Always, Class::B, "ContractDefault", k_contract_hint},
 
     // Class C with a specific hint; everything else falls through to Unrepresentable.
@@ -85,6 +103,9 @@ const std::vector<Rule> k_rules = {
     {"cluster.ca", When::Always, Class::C, "CADiffers",
      "the node's Kubernetes CA is not the bundle's: check the secrets bundle of TalosCluster "
      "{cluster}"},
+    {"cluster.acceptedCAs", When::Always, Class::C, "CADiffers",
+     "the Kubernetes CAs the node accepts are not the bundle's: check the secrets bundle of "
+     "TalosCluster {cluster}"},
     {"cluster.etcd.ca", When::Always, Class::C, "CADiffers",
      "the node's etcd CA is not the bundle's: check the secrets bundle of TalosCluster {cluster}"},
     {"cluster.aggregatorCA", When::Always, Class::C, "CADiffers",

@@ -75,19 +75,101 @@ constexpr std::array<Shape, 22> k_shapes{{
     {"cluster.extraManifests", 'l'},
 }};
 
-// Lists that a patch replaces (merge:"replace" in Talos's types), also where a typed document
-// holds them (the layout table), and lists merged by a key.
-constexpr std::array<std::string_view, 3> k_replace_lists{"cluster.network.podSubnets",
-                                                          "cluster.network.serviceSubnets",
-                                                          "cluster.apiServer.auditPolicy"};
-struct KeyedList {
+// How a patch merges a list (or an unstructured mapping), where Talos does not simply append:
+// one table, each row with the Go type and field of pkg/machinery (v1.14.1, config/types) that
+// gives the rule. A path is a table path (below): the legacy document's own, a typed document's
+// "Kind.field"; a typed document that holds a v1alpha1 field (the layout table) follows the
+// v1alpha1 row. Talos's merge (config/merge) replaces a field tagged `merge:"replace"` and calls
+// the Merge method of a list type that has one; every other list is appended to.
+struct ListRule {
+    enum class How {
+        Replace,     // `merge:"replace"`: the patch's value replaces the list (or mapping)
+        MergeByKey,  // a Merge method: an item with the key of an existing one merges into it
+        ReplaceByKey // a Merge method that puts the patch's item in place of the existing one
+    };
     std::string_view path;
-    std::string_view key;
+    How how;
+    // MergeByKey/ReplaceByKey: the item fields compared, the first one the patch's item has
+    std::array<std::string_view, 2> keys = {};
+    std::string_view source = {}; // the Go type and field
 };
-constexpr std::array<KeyedList, 3> k_keyed_lists{{
-    {"cluster.apiServer.admissionControl", "name"},
-    {"machine.network.interfaces", "interface"},
-    {"machine.network.interfaces.vlans", "vlanId"},
+constexpr auto k_replace = ListRule::How::Replace;
+constexpr auto k_merge_by = ListRule::How::MergeByKey;
+constexpr auto k_replace_by = ListRule::How::ReplaceByKey;
+constexpr std::array<ListRule, 21> k_list_rules{{
+    {"cluster.network.podSubnets", k_replace, {}, "v1alpha1.ClusterNetworkConfig.PodSubnet"},
+    {"cluster.network.serviceSubnets",
+     k_replace,
+     {},
+     "v1alpha1.ClusterNetworkConfig.ServiceSubnet"},
+    {"cluster.apiServer.auditPolicy", k_replace, {}, "v1alpha1.APIServerConfig.AuditPolicyConfig"},
+    {"cluster.apiServer.admissionControl",
+     k_merge_by,
+     {"name"},
+     "v1alpha1.APIServerConfig.AdmissionControlConfig: AdmissionPluginConfigList.Merge, by "
+     "PluginName"},
+    {"machine.network.interfaces",
+     k_merge_by,
+     {"interface", "deviceSelector"},
+     "v1alpha1.NetworkConfig.NetworkInterfaces: NetworkDeviceList.Merge, by DeviceInterface, else "
+     "DeviceSelector"},
+    {"machine.network.interfaces.vlans",
+     k_merge_by,
+     {"vlanId"},
+     "v1alpha1.Device.DeviceVlans: VlanList.Merge, by VlanID"},
+    {"KubeNetworkConfig.podSubnets",
+     k_replace,
+     {},
+     "k8s.KubeNetworkConfigV1Alpha1.NetworkPodSubnets"},
+    {"KubeNetworkConfig.serviceSubnets",
+     k_replace,
+     {},
+     "k8s.KubeNetworkConfigV1Alpha1.NetworkServiceSubnets"},
+    {"KubeAuditPolicyConfig.configuration",
+     k_replace,
+     {},
+     "k8s.KubeAuditPolicyConfigV1Alpha1.AuditConfig"},
+    {"KubeAuthenticationConfig.configuration",
+     k_replace,
+     {},
+     "k8s.KubeAuthenticationConfigV1Alpha1.AuthConfig"},
+    {"KubeCredentialProviderConfig.configuration",
+     k_replace,
+     {},
+     "k8s.KubeCredentialProviderConfigV1Alpha1.CredentialProviderConfig"},
+    {"KubeStaticPodConfig.pod", k_replace, {}, "k8s.KubeStaticPodConfigV1Alpha1.PodSpec"},
+    {"ResolverConfig.searchDomains.domains",
+     k_replace,
+     {},
+     "network.SearchDomainsConfig.SearchDomains"},
+    {"BGPInstanceConfig.advertise",
+     k_replace,
+     {},
+     "network.BGPInstanceConfigV1Alpha1.BGPAdvertise"},
+    {"BGPInstanceConfig.importRoutes",
+     k_replace,
+     {},
+     "network.BGPInstanceConfigV1Alpha1.BGPImportRoutes"},
+    {"BGPInstanceConfig.neighbors",
+     k_replace,
+     {},
+     "network.BGPInstanceConfigV1Alpha1.BGPNeighborConfigs"},
+    {"NetworkRuleConfig.ingress", k_replace, {}, "network.RuleConfigV1Alpha1.Ingress"},
+    {"NetworkRuleConfig.portSelector.ports", k_replace, {}, "network.RulePortSelector.Ports"},
+    {"CRIBaseRuntimeSpecConfig.overrides",
+     k_replace,
+     {},
+     "cri.CRIBaseRuntimeSpecConfigV1Alpha1.OverridesConfig"},
+    {"ExtensionServiceConfig.configFiles",
+     k_merge_by,
+     {"mountPath"},
+     "extensions.ServiceConfigV1Alpha1.ServiceConfigFiles: ConfigFileList.Merge, by "
+     "ConfigFileMountPath"},
+    {"ImageVerificationConfig.rules",
+     k_replace_by,
+     {"image"},
+     "security.ImageVerificationConfigV1Alpha1.ConfigRules: ImageVerificationRules.Merge, by "
+     "RuleImagePattern"},
 }};
 
 // The path used for the tables: the legacy document's own paths, a typed document's as
@@ -230,6 +312,25 @@ bool only_identity(const Value& d) {
     return true;
 }
 
+// What Talos's decoding changes in a value it reads: an inline manifest's contents lose their
+// leading tabs and newlines (v1alpha1.ClusterInlineManifests.UnmarshalYAML trims
+// "\t\n\v\f\r"; KubeInlineManifestConfig keeps its manifest as written).
+void trim_inline_manifests(Value& d) {
+    if (d.contains("kind") || !d.contains("cluster") || !d["cluster"].is_object()) {
+        return;
+    }
+    Value& c = d["cluster"];
+    if (!c.contains("inlineManifests") || !c["inlineManifests"].is_array()) {
+        return;
+    }
+    for (auto& m : c["inlineManifests"]) {
+        if (m.is_object() && m.contains("contents") && m["contents"].is_string()) {
+            auto& text = m["contents"].get_ref<std::string&>();
+            text.erase(0, text.find_first_not_of("\t\n\v\f\r"));
+        }
+    }
+}
+
 bool is_json6902(const Value& v) {
     if (!v.is_array()) {
         return false;
@@ -248,27 +349,37 @@ bool is_zero_scalar(const Value& v) {
     return (v.is_string() && v.get_ref<const std::string&>().empty()) || (v.is_number() && v == 0);
 }
 
-template <size_t N> bool in(const std::array<std::string_view, N>& table, std::string_view p) {
-    return std::find(table.begin(), table.end(), p) != table.end();
-}
-
-// A table path of a typed document ("KubeNetworkConfig.podSubnets") is replaced as its v1alpha1
-// field is.
-bool replaced(std::string_view p) {
-    auto dot = p.find('.');
-    return in(k_replace_lists, p) ||
-           (dot != std::string_view::npos &&
-            in(k_replace_lists,
-               machineconfig::layout::v1alpha1_of(p.substr(0, dot), p.substr(dot + 1))));
-}
-
-const KeyedList* keyed_list(std::string_view p) {
-    for (const auto& k : k_keyed_lists) {
-        if (k.path == p) {
-            return &k;
+const ListRule* list_rule(std::string_view p) {
+    for (const auto& r : k_list_rules) {
+        if (r.path == p) {
+            return &r;
         }
     }
     return nullptr;
+}
+
+// The rule of a table path; a typed document's field that the layout table places in v1alpha1
+// ("KubeNetworkConfig.podSubnets") follows its v1alpha1 field's rule.
+const ListRule* rule_of(std::string_view p) {
+    if (const ListRule* r = list_rule(p); r != nullptr) {
+        return r;
+    }
+    auto dot = p.find('.');
+    if (dot == std::string_view::npos) {
+        return nullptr;
+    }
+    std::string home = machineconfig::layout::v1alpha1_of(p.substr(0, dot), p.substr(dot + 1));
+    return home.empty() ? nullptr : list_rule(home);
+}
+
+bool replaced(std::string_view p) {
+    const ListRule* r = rule_of(p);
+    return r != nullptr && r->how == ListRule::How::Replace;
+}
+
+const ListRule* keyed_list(std::string_view p) {
+    const ListRule* r = rule_of(p);
+    return r != nullptr && r->how != ListRule::How::Replace ? r : nullptr;
 }
 
 struct Merger {
@@ -355,7 +466,7 @@ struct Merger {
                 l = r;
                 return ok_status();
             }
-            if (const KeyedList* kl = keyed_list(tp); kl != nullptr) {
+            if (const ListRule* kl = keyed_list(tp); kl != nullptr) {
                 return merge_keyed(l, r, *kl, path);
             }
             for (const auto& item : r) {
@@ -369,12 +480,18 @@ struct Merger {
         return ok_status();
     }
 
-    Status merge_keyed(Value& l, const Value& r, const KeyedList& kl,
+    Status merge_keyed(Value& l, const Value& r, const ListRule& kl,
                        std::vector<std::string>& path) const {
-        const std::string key(kl.key);
         for (const auto& item : r) {
             Value* existing = nullptr;
-            if (item.is_object() && item.contains(key)) {
+            std::string key;
+            for (auto k : kl.keys) {
+                if (!k.empty() && item.is_object() && item.contains(std::string(k))) {
+                    key = std::string(k);
+                    break;
+                }
+            }
+            if (!key.empty()) {
                 for (auto& li : l) {
                     if (li.is_object() && li.contains(key) && li[key] == item[key]) {
                         existing = &li;
@@ -384,6 +501,10 @@ struct Merger {
             }
             if (existing == nullptr) {
                 l.push_back(item);
+                continue;
+            }
+            if (kl.how == ListRule::How::ReplaceByKey) {
+                *existing = item;
                 continue;
             }
             path.push_back("[" + scalar_text(item[key]) + "]");
@@ -404,7 +525,8 @@ Status delete_path(Value& v, const DeleteSelector& s, size_t i) {
     bool last = i + 1 == s.path.size();
     auto failed = [&] {
         return patch_error("patch delete: path '" + join_path(s.path) + "' in document '" +
-                           s.api_version + "/" + s.kind + "': lookup failed");
+                           s.api_version + "/" + s.kind + "': failed to delete path '" +
+                           join_path(s.path) + "': lookup failed");
     };
     if (v.is_array()) {
         if (!last) {
@@ -449,7 +571,7 @@ Status apply_strategic(std::vector<Value>& docs, const Patch& patch) {
                                [&](const Value& d) { return document_id(d) == id; });
         if (step.is_delete) {
             if (it == docs.end()) {
-                return patch_error("patch delete: document " + id + " is not in the configuration");
+                continue; // Talos skips a delete of a document the configuration does not have
             }
             if (step.selector.path.empty()) {
                 docs.erase(it);
@@ -515,7 +637,6 @@ Result<Patch> parse_patch(std::string_view text, std::string_view source) {
         p.operations = std::move((*docs)[0]);
         return p;
     }
-    std::vector<std::string> seen;
     for (auto& d : *docs) {
         if (!d.is_object()) {
             return patch_error(std::string(source) + ": expected a YAML document (a mapping)");
@@ -538,12 +659,10 @@ Result<Patch> parse_patch(std::string_view text, std::string_view source) {
         if (del || only_identity(d)) {
             continue;
         }
-        std::string id = document_id(d);
-        if (std::find(seen.begin(), seen.end(), id) != seen.end()) {
-            return patch_error(std::string(source) + ": duplicate document " + id +
-                               " is not allowed");
-        }
-        seen.push_back(id);
+        // One patch may name a document more than once (delete a field, set it, set another):
+        // Talos (machinery v1.14) loads patches without the duplicate check and applies the
+        // documents in order.
+        trim_inline_manifests(d);
         Patch::Step step;
         step.document = std::move(d);
         p.steps.push_back(std::move(step));

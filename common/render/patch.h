@@ -1,7 +1,8 @@
 // Talos configuration patches applied to a machine configuration held as documents: strategic
 // merge (multi-document, with `$patch: delete`) and JSON 6902 (only where Talos accepts it: a
 // configuration of one document). The semantics follow Talos's configpatcher and config/merge
-// (machinery v1.13.9); docs/render.md lists where this schema-less version differs. Pure.
+// (machinery v1.14.1, also checked against v1.13.9's test cases: tests/configpatcher);
+// docs/render.md lists where this schema-less version differs. Pure.
 #pragma once
 
 #include "common/doc/value.h"
@@ -41,15 +42,16 @@ struct Patch {
 };
 
 // Parses a patch text: a YAML or JSON list of operations is JSON 6902, anything else a
-// multi-document strategic-merge patch. Malformed YAML, a document that is not a mapping, two
-// documents with the same identity, or a misplaced `$patch: delete` is a Findings error (code
-// PatchDoesNotApply) whose message starts with `source`.
+// multi-document strategic-merge patch; its documents apply in order, and one identity may come
+// more than once. Malformed YAML, a document that is not a mapping or a misplaced `$patch: delete`
+// is a Findings error (code PatchDoesNotApply) whose message starts with `source`.
 Result<Patch> parse_patch(std::string_view text, std::string_view source);
 
 // Applies the patch to the configuration documents in place. A value of the wrong type at a path
 // (a list where the configuration has a mapping), a delete of a missing path, or a JSON 6902
 // patch on a multi-document configuration is a Findings error (code PatchDoesNotApply) naming the
-// path; `documents` is then unspecified.
+// path; `documents` is then unspecified. A delete of a document the configuration does not have
+// is skipped, as Talos does.
 Status apply_patch(std::vector<doc::Value>& documents, const Patch& patch);
 
 // parse_patch then apply_patch.

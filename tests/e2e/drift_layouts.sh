@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kubectl ichor drift, online, on its own nodes (issue 5): tests/lab/scenarios/drift.yaml in a
 # talos-sim of this test (127.0.44.x) and a TalosCluster recorded in namespace drift-e2e of the
-# lab's apiserver at version contract 1.12. A v1.14-layout node shows no drift that a v1alpha1
-# node of the same facts does not; a second control plane while the count is 1 is refused.
+# lab's apiserver at version contract 1.12. A node of Talos's own contract 1.14 shows no drift
+# that a v1alpha1 node of the same facts does not, beyond the contract's defaults (class B); a
+# second control plane while the count is 1 is refused.
 . "$(dirname "$0")/lib.sh"
 I=$ICHOR_BIN/kubectl-ichor-inspect
 T=$ICHOR_BIN/kubectl-ichor-trustcheck
@@ -46,10 +47,13 @@ run_in plan "$OUT/trusted.json" "$D" --cluster prod -n "$NS" -o json
 expect_eq "plan: exit 5 (some blocked)" "$(rc plan)" 5
 node_findings() { out plan | jq -r --arg a "$1" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .field) | .field.path + "=" + .tags["ichor.maesh.dev/class"]] | join(",")'; }
 
-# No false drift from the layout: the v1.14 node has exactly the v1alpha1 node's findings.
+# No false drift from the layout: the v1.14 node (Talos's own contract 1.14) has the v1alpha1
+# node's findings, and beside them only what contract 1.14 writes by default (class B).
 W2=$(addr prod-w-2); W14=$(addr prod-w-14)
+but_defaults() { out plan | jq -r --arg a "$1" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .field and .tags["ichor.maesh.dev/code"] != "ContractDefault") | .field.path + "=" + .tags["ichor.maesh.dev/class"]] | join(",")'; }
 expect_eq "v1alpha1 node: class B only" "$(node_findings "$W2")" "cluster.network.cni.name=B,cluster.proxy.disabled=B"
-expect_eq "v1.14 node against the 1.12 render: the same" "$(node_findings "$W14")" "$(node_findings "$W2")"
+expect_eq "v1.14 node against the 1.12 render: the same" "$(but_defaults "$W14")" "$(node_findings "$W2")"
+expect_eq "v1.14 node: its contract defaults are class B" "$(out plan | jq -r --arg a "$W14" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .tags["ichor.maesh.dev/code"] == "ContractDefault") | .tags["ichor.maesh.dev/class"]] | unique | join(",")')" B
 expect_eq "v1.14 node: its facts say v1.14" "$(jq -r --arg a "$W14" '.items[] | select(.spec.address == $a) | .status.facts.layout' "$OUT/trusted.json")" v1.14
 expect_eq "v1.14 node: install disk from its CEL match" "$(out plan | jq -r '.items[] | select(.kind == "TalosMachine" and .metadata.name == "prod-w-14") | .spec.install.disk')" /dev/sda
 

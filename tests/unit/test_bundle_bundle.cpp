@@ -270,6 +270,16 @@ TEST_CASE("the bundle is recovered from the v1.14 documents, their PEM as Talos 
     CHECK(pem(r->k8s_service_account.key) + "\n" == pem(b.k8s_service_account.key));
 }
 
+TEST_CASE("the bundle is recovered from a control plane of Talos's own contract 1.14", "[bundle]") {
+    // tests/golden/render/talos14/: machinery v1.14.1's generator, its PEM with the final
+    // newline and the secretbox secret under the key name "key2".
+    auto c = machineconfig::parse(read(k_dir + "/talos14/cp-1.14.yaml"), "cp-1.14");
+    REQUIRE(c.ok());
+    auto r = bundle::recover_from_config(*c, "cp-1.14");
+    REQUIRE(r.ok());
+    CHECK(bundle::to_yaml(*r) == bundle::to_yaml(golden_bundle()));
+}
+
 TEST_CASE("a worker's configuration cannot give the bundle back", "[bundle]") {
     auto r = bundle::recover_from_config(golden_config("w-1.13"), "10.5.0.3");
     REQUIRE_FALSE(r.ok());

@@ -173,3 +173,70 @@ TEST_CASE("JSON 6902 applies to a one-document configuration only", "[render][pa
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().code == "PatchDoesNotApply");
 }
+
+TEST_CASE("one patch may name a document more than once; the documents apply in order",
+          "[render][patch]") {
+    auto docs = config(k_base);
+    const size_t before = docs.size();
+    REQUIRE(patch_with(docs, R"(apiVersion: v1alpha1
+kind: RegistryMirrorConfig
+name: docker.io
+endpoints:
+  $patch: delete
+---
+apiVersion: v1alpha1
+kind: RegistryMirrorConfig
+name: docker.io
+endpoints: [{url: https://m2}]
+---
+apiVersion: v1alpha1
+kind: RegistryMirrorConfig
+name: docker.io
+skipFallback: true
+)")
+                .ok());
+    REQUIRE(docs.size() == before);
+    CHECK(docs[1]["endpoints"] == Value::array({Value{{"url", "https://m2"}}}));
+    CHECK(docs[1]["skipFallback"] == true);
+}
+
+TEST_CASE("lists with a Merge method in Talos's types merge by their key", "[render][patch]") {
+    auto docs = config(R"(apiVersion: v1alpha1
+kind: ExtensionServiceConfig
+name: foo
+configFiles: [{content: hello, mountPath: /etc/foo}]
+---
+apiVersion: v1alpha1
+kind: ImageVerificationConfig
+rules: [{image: "registry.k8s.io/*", deny: true, skip: false}]
+)");
+    REQUIRE(patch_with(docs, R"(apiVersion: v1alpha1
+kind: ExtensionServiceConfig
+name: foo
+configFiles: [{content: bye, mountPath: /etc/foo}, {content: x, mountPath: /etc/bar}]
+---
+apiVersion: v1alpha1
+kind: ImageVerificationConfig
+rules: [{image: "registry.k8s.io/*", skip: true}]
+)")
+                .ok());
+    CHECK(docs[0]["configFiles"] ==
+          Value::array({Value{{"content", "bye"}, {"mountPath", "/etc/foo"}},
+                        Value{{"content", "x"}, {"mountPath", "/etc/bar"}}}));
+    // ImageVerificationRules.Merge puts the patch's rule in place of the one with its pattern.
+    CHECK(docs[1]["rules"] ==
+          Value::array({Value{{"image", "registry.k8s.io/*"}, {"skip", true}}}));
+}
+
+TEST_CASE("an inline manifest loses its leading newlines; a delete of a missing document is "
+          "skipped",
+          "[render][patch]") {
+    auto docs = config(k_base);
+    const size_t before = docs.size();
+    REQUIRE(patch_with(docs, "cluster:\n  inlineManifests:\n    - name: m\n      contents: |\n\n"
+                             "        a: b\n---\napiVersion: v1alpha1\nkind: KubeFlannelCNIConfig\n"
+                             "$patch: delete\n")
+                .ok());
+    CHECK(docs[0]["cluster"]["inlineManifests"][0]["contents"] == "a: b\n");
+    CHECK(docs.size() == before);
+}

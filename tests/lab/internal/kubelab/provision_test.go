@@ -154,9 +154,10 @@ func TestProvisionAppliesAGeneratedConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Cluster().Name() != "prod" || cfg.Machine().Type().String() != "worker" ||
-		cfg.Cluster().ID() != b.Cluster.ID {
-		t.Errorf("config: cluster %q, type %s, id %q", cfg.Cluster().Name(), cfg.Machine().Type(), cfg.Cluster().ID())
+	if cfg.K8sClusterConfig().ClusterName() != "prod" || cfg.Machine().Type().String() != "worker" ||
+		cfg.DiscoveryIdentityConfig().ClusterID() != b.Cluster.ID {
+		t.Errorf("config: cluster %q, type %s, id %q", cfg.K8sClusterConfig().ClusterName(), cfg.Machine().Type(),
+			cfg.DiscoveryIdentityConfig().ClusterID())
 	}
 	if d := cfg.Machine().Install().Disk(); d != "/dev/vda" {
 		t.Errorf("install disk %q", d)

@@ -11,8 +11,10 @@ import (
 )
 
 // Layout14 is the lab's approximation of the Talos v1.14 multi-document layout (talos-api.md
-// §5.3). machinery v1.13.9 has no 1.14 contract, so the lab generates a 1.13 configuration and
-// moves fields out of the v1alpha1 document into the v1.14 documents:
+// §5.3): a 1.13 configuration with fields moved out of the v1alpha1 document into the v1.14
+// documents. talos-sim's 1.14 nodes run Talos's own 1.14 (machinery v1.14.1); this is what the C++
+// render still writes at contract 1.14, and the render oracle uses it for that
+// (tests/golden/render/layout14-gap.txt measures what separates the two):
 //
 //	cluster.id / secret            -> DiscoveryIdentityConfig{clusterID, clusterSecret}
 //	cluster.discovery              -> DiscoveryServiceConfig{name: default, endpoint}

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// A node of contract 1.14 runs Talos's own 1.14 configuration (machinery v1.14.1's generator).
 func TestLayout14Node(t *testing.T) {
 	s := startSim(t, `
 clusters:
@@ -50,8 +51,18 @@ nodes:
 			t.Errorf("%s: clusterID moved wrong", name)
 		}
 
-		if !strings.HasPrefix(str(kinds["KubeAPIServerCAConfig"], "issuingCA", "cert"), "-----BEGIN CERTIFICATE-----") {
+		// Talos 1.14 gives a control plane the issuing CA, a worker the CA among the accepted ones.
+		caCert := str(kinds["KubeAPIServerCAConfig"], "issuingCA", "cert")
+		if accepted, ok := kinds["KubeAPIServerCAConfig"]["acceptedCAs"].([]any); ok && len(accepted) > 0 && name == "t1-w14" {
+			caCert, _ = accepted[0].(string) //nolint:errcheck
+		}
+
+		if !strings.HasPrefix(caCert, "-----BEGIN CERTIFICATE-----") {
 			t.Errorf("%s: KubeAPIServerCAConfig cert is not raw PEM", name)
+		}
+
+		if kinds["KubeletConfig"] == nil {
+			t.Errorf("%s: not Talos's own 1.14 (no KubeletConfig)", name)
 		}
 
 		for _, gone := range [][]string{{"cluster", "id"}, {"cluster", "secret"}, {"cluster", "ca"}, {"cluster", "clusterName"}, {"machine", "install"}, {"cluster", "network"}} {

@@ -14,7 +14,7 @@ import (
 )
 
 // gitSHA is what Version reports as the build commit for each Talos version.
-var gitSHA = map[string]string{"v1.13.9": "3ebd10a7", "v1.14.0": "7a84d742"}
+var gitSHA = map[string]string{"v1.13.9": "3ebd10a7", "v1.14.0": "7a84d742", "v1.14.1": "2f86b9d2"}
 
 type machineServer struct {
 	machine.UnimplementedMachineServiceServer

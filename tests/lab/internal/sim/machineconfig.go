@@ -46,8 +46,8 @@ type generator struct {
 func newGenerator() *generator { return &generator{cache: map[string]coreconfig.Provider{}} }
 
 // Generate runs Talos's generator for the role and contract, applies the patches with Talos's
-// configpatcher (strategic merge), encodes as `talosctl gen config` does and, for contract 1.14,
-// moves the result into the v1.14 layout (layout14).
+// configpatcher (strategic merge) and encodes as `talosctl gen config` does. Contract 1.14 is
+// Talos's own (the documents of machinery v1.14.1), not the render oracle's layout14.
 func (g *generator) Generate(p GenParams) ([]byte, error) {
 	base, err := g.base(p)
 	if err != nil {
@@ -81,10 +81,6 @@ func (g *generator) Generate(p GenParams) ([]byte, error) {
 	data, err := cfg.EncodeBytes(encoder.WithComments(configComments))
 	if err != nil {
 		return nil, err
-	}
-
-	if p.Contract == "1.14" {
-		return Layout14(data)
 	}
 
 	return data, nil
@@ -245,7 +241,7 @@ func ParseConfigFacts(data []byte) (*ConfigFacts, error) {
 	return f, nil
 }
 
-// LoadsWithConfigloader reports whether Talos's configloader (machinery v1.13.9) accepts data.
+// LoadsWithConfigloader reports whether Talos's configloader (machinery v1.14.1) accepts data.
 func LoadsWithConfigloader(data []byte) (coreconfig.Provider, error) {
 	return configloader.NewFromBytes(data)
 }

@@ -19,13 +19,14 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-// contractOf maps a scenario contract ("1.13") to the generator's version contract. "1.14" is
-// generated as 1.13 and then moved into the v1.14 layout by layout14 (machinery v1.13.9 has no
-// 1.14 contract).
+// contractOf maps a scenario contract ("1.13") to the generator's version contract; "1.14" is
+// Talos's own (machinery v1.14.1).
 func contractOf(c string) *config.VersionContract {
 	switch c {
 	case "1.12":
 		return config.TalosVersion1_12
+	case "1.14":
+		return config.TalosVersion1_14
 	default:
 		return config.TalosVersion1_13
 	}

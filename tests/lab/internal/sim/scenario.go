@@ -186,7 +186,7 @@ const (
 var talosVersionForContract = map[string]string{
 	"1.12": "v1.12.11",
 	"1.13": "v1.13.9",
-	"1.14": "v1.14.0",
+	"1.14": "v1.14.1",
 }
 
 // LoadScenario reads, validates and completes a scenario file.
