@@ -169,7 +169,7 @@ func TestApplyDryRun(t *testing.T) {
 	}
 
 	_, err = dry(invalid)
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), ".cluster.discovery should be enabled when .machine.network.kubespan is enabled") {
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "KubeSpan requires cluster discovery to be enabled") { // Talos v1.14.1 validation's words
 		t.Errorf("dry run of an invalid configuration: %v", err)
 	}
 
