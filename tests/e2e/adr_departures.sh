@@ -27,7 +27,7 @@ cleanup() {
   done
   kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":1}}}' > /dev/null
   kubectl -n $NS patch secret prod-secrets --type json -p '[{"op":"remove","path":"/data/rotation.yaml"}]' > /dev/null 2>&1
-  sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {$patch: delete}}}' > /dev/null 2>&1
+  sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {max-pods: {$patch: delete}}}}' > /dev/null 2>&1
 }
 cleanup
 before=$(objects)
@@ -86,7 +86,7 @@ expect_not_contains "class C: no whole-run refusal" "$(out partial; err partial)
 run allblocked "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes -o json
 expect_eq "class C, none writable: exit 1" "$(rc allblocked)" 1
 expect_contains "class C, none writable: nothing was written" "$(out allblocked | jq -r '.results[-1].message')" "every machine is blocked ($CP2): nothing was written"
-sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {$patch: delete}}}' > /dev/null
+sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {max-pods: {$patch: delete}}}}' > /dev/null
 
 # --- 1. a rerun is idempotent; it releases a machine an interrupted run left held ---------------
 run rerun "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s -o json
