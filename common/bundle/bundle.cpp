@@ -197,17 +197,27 @@ Result<Bundle> recover_from_config(const machineconfig::Config& c, std::string_v
     return b;
 }
 
+Status refuse_rotation(const Value& secret) {
+    const Value* data = doc::find_path(secret, "data");
+    if (data != nullptr && data->is_object() && data->contains("rotation.yaml")) {
+        return make_error(ErrorKind::Findings,
+                          "Secret " + doc::get_string(secret, "metadata.namespace") + "/" +
+                              doc::get_string(secret, "metadata.name") +
+                              " holds rotation.yaml: a CA rotation is under way, and the nodes "
+                              "trust other CAs until it ends; nothing was written",
+                          "finish the rotation first, then run this again", "RotationInProgress");
+    }
+    return ok_status();
+}
+
 Result<Bundle> from_secret(const Value& secret, const std::string& key) {
     std::string ns = doc::get_string(secret, "metadata.namespace");
     std::string name = doc::get_string(secret, "metadata.name");
     std::string where = "Secret " + ns + "/" + name;
-    const Value* data = doc::find_path(secret, "data");
-    if (data != nullptr && data->is_object() && data->contains("rotation.yaml")) {
-        return make_error(ErrorKind::Findings,
-                          where + " holds rotation.yaml: a CA rotation is under way, and the nodes "
-                                  "trust other CAs until it ends; nothing was written",
-                          "finish the rotation first, then run this again", "RotationInProgress");
+    if (auto st = refuse_rotation(secret); !st) {
+        return st.error();
     }
+    const Value* data = doc::find_path(secret, "data");
     if (data == nullptr || !data->is_object() || !data->contains(key) ||
         !(*data)[key].is_string()) {
         return make_error(ErrorKind::Config, where + " has no key \"" + key + "\"",

@@ -53,4 +53,8 @@ Result<Bundle> recover_from_config(const machineconfig::Config& config, std::str
 // way: a Findings error (refusal) naming the Secret.
 Result<Bundle> from_secret(const doc::Value& secret, const std::string& key);
 
+// The same refusal alone, for a bundle that comes from elsewhere (a file, recovered): ok when the
+// Secret holds no rotation.yaml.
+Status refuse_rotation(const doc::Value& secret);
+
 } // namespace ichor::bundle

@@ -12,7 +12,7 @@ kube::LoadOptions load_options(const KubeOptions& k) {
     kube::LoadOptions lo;
     lo.kubeconfig = k.kubeconfig;
     lo.context = k.context;
-    lo.ns = k.ns;
+    lo.ns = k.offline_ns(); // as KubeOptions::connect: -n, else ichor-system
     lo.warn = [](std::string_view) {};
     return lo;
 }

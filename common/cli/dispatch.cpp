@@ -26,6 +26,7 @@ const std::vector<Verb>& verbs() {
         {"hold", "apply a plan as held machines, release them after a zero-drift check, or abort"},
         {"reclaim", "reset a machine another cluster configured, and register it"},
         {"credentials", "write a talosconfig for a cluster from its secrets bundle"},
+        {"discovery", "add an address to a cluster's discovery and say which command applies"},
     };
     return k_verbs;
 }

@@ -142,10 +142,11 @@ Result<TalosOptions> to_talos_options(const cxxopts::ParseResult& r, bool contex
 struct KubeOptions {
     std::string kubeconfig;
     std::string context;
-    std::string ns; // empty: the context's namespace, else ichor-system
+    std::string ns; // -n; empty: ichor-system, whatever namespace the kubeconfig context sets
     std::string cluster;
 
-    // A client for the kubeconfig, context and namespace (kube::load_config rules); the
+    // A client for the kubeconfig and context (kube::load_config rules) in namespace -n, else
+    // ichor-system (never the context's namespace: ADR 0128 amendment finding 3); the
     // kubeconfig's and the server's warnings go to s.err as the tool `verb`'s.
     [[nodiscard]] Result<std::unique_ptr<kube::Client>> connect(Streams& s,
                                                                 std::string_view verb) const;
@@ -170,8 +171,9 @@ struct BundleOptions {
 
     // The bundle from the source given: the file (a warning when group or others can read it), a
     // control plane's configuration read with `talos` (written 0600 to recover_to, never over a
-    // file), else the Secret of `cluster` through `kube` (refused while a CA rotation is under
-    // way). Warnings go to s.err as the tool `verb`'s.
+    // file), else the Secret of `cluster` through `kube`. Whatever the source, refused while a CA
+    // rotation is under way when `kube` and `cluster` are given (stages::load_bundle). Warnings go
+    // to s.err as the tool `verb`'s.
     struct Sources {
         const talos::TalosContext* talos = nullptr;
         kube::Client* kube = nullptr;

@@ -10,7 +10,9 @@ namespace ichor::cli {
 Result<std::unique_ptr<kube::Client>> KubeOptions::connect(Streams& s,
                                                            std::string_view verb) const {
     auto warn = [&s, verb](std::string_view m) { report_warning(s, verb, m); };
-    return stages::connect_kube({kubeconfig, context, ns}, s.env, s.in_tty, warn);
+    // Ichor's objects are in ichor-system unless -n says otherwise: the context's namespace is
+    // where the user's workloads are, not Ichor's (ADR 0128, amendment finding 3).
+    return stages::connect_kube({kubeconfig, context, offline_ns()}, s.env, s.in_tty, warn);
 }
 
 std::string KubeOptions::offline_ns() const {

@@ -86,11 +86,50 @@ std::vector<std::string> consent_lines(const doc::ResourceList& plan) {
     return out;
 }
 
-Status check_plan_writable(const doc::ResourceList& plan) {
-    int errors = 0;
-    for (const auto& r : plan.results) {
-        errors += r.value("severity", "") == "error" ? 1 : 0;
+namespace {
+
+// The nodes a plan refused or blocked: each named by an error result, none with a TalosMachine in
+// the plan (ADR 0128: class C blocks that machine, not the run). `whole` counts the errors that
+// stop every machine: one that names no node (the plan's own refusal), or one that names a node the
+// plan still creates a machine for.
+struct Stopped {
+    std::set<std::string> nodes;
+    int whole = 0;
+};
+
+Stopped stopped_nodes(const doc::ResourceList& plan) {
+    std::set<std::string> planned;
+    for (const auto& item : plan.items) {
+        if (is_created_kind(item) && item.value("kind", "") == "TalosMachine") {
+            std::string a = doc::get_string(item, "spec.address");
+            planned.insert(a);
+            if (auto host = talos::parse_address(a); host) {
+                planned.insert(host->text);
+            }
+        }
     }
+    Stopped s;
+    for (const auto& r : plan.results) {
+        if (r.value("severity", "") != "error") {
+            continue;
+        }
+        const Value* tags = doc::find_path(r, "tags");
+        std::string node = tags != nullptr && tags->is_object()
+                               ? tags->value(std::string(doc::k_tag_node), "")
+                               : std::string();
+        if (node.empty() || planned.count(node) != 0) {
+            ++s.whole;
+        } else {
+            s.nodes.insert(node);
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+Status check_plan_writable(const doc::ResourceList& plan) {
+    const int errors = stopped_nodes(plan).whole;
     if (errors > 0) {
         return make_error(
             ErrorKind::Findings,
@@ -205,6 +244,15 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
         list = doc::ResourceList{};
         std::string digest = plan_digest(plan);
         Outcome out;
+        for (const auto& node : stopped_nodes(plan).nodes) {
+            ++out.stopped; // the plan's own results say why; the others go on
+            Value tags = Value::object();
+            tags[std::string(doc::k_tag_node)] = node;
+            list.add_result(doc::Severity::Error,
+                            node + ": refused or blocked by the plan (its results say why); "
+                                   "nothing was written for it",
+                            "StoppedByPlan", nullptr, tags);
+        }
         IchorObjects& objects = *o.objects;
         for (const auto& item : plan.items) {
             if (!is_created_kind(item)) {

@@ -21,7 +21,9 @@ namespace ichor::stages {
 // Class B results of a plan (the changes that need consent), as "PATH: CURRENT -> PROPOSED" lines.
 std::vector<std::string> consent_lines(const doc::ResourceList& plan);
 
-// Refusals before any write: an error result in the plan, no object to create.
+// Refusals before any write: an error result that stops the whole plan (one naming no node, or a
+// node the plan creates a machine for), no object to create. An error about a node the plan
+// creates nothing for (refused, blocked) stops only that node.
 Status check_plan_writable(const doc::ResourceList& plan);
 
 // "sha256:<hex>" of the objects the plan creates (canonical JSON, without the suite's own
@@ -41,8 +43,11 @@ struct ApplyOptions {
 };
 
 // The stage hold apply (stage.h). `list` is a plan; afterwards it holds the objects as they are
-// now in the cluster and one result per object that could not be written. A plan with an error
-// result, or that creates nothing, is refused (the outcome's Findings error) before any write.
+// now in the cluster, one result per object that could not be written and one (StoppedByPlan)
+// per node the plan refused or blocked: class C blocks that machine, not the run, so the others
+// are written and the outcome counts each stopped node (exit 5 when some were written). A plan
+// that creates nothing, or whose error results name no node or a node it still plans (its own
+// refusal), is refused (the outcome's Findings error) before any write.
 // Backups first; then each object is created; one that exists with this plan's digest is counted
 // as done and skipped (a rerun converges), one with another digest is a Conflict result (stopped).
 Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& options);

@@ -104,16 +104,48 @@ void refuse(NodePlan& n, std::string message, std::string code, const std::strin
         hint_tags(n, hint));
 }
 
-const Value* machine_with_uuid(const std::vector<Value>& machines, const std::string& uuid) {
-    if (uuid.empty()) {
-        return nullptr;
-    }
+// The TalosMachines with the node's UUID; an empty UUID has none.
+std::vector<const Value*> machines_with_uuid(const std::vector<Value>& machines,
+                                             const std::string& uuid) {
+    std::vector<const Value*> out;
     for (const auto& m : machines) {
-        if (util::to_lower(doc::get_string(m, "spec.identity.uuid")) == util::to_lower(uuid)) {
-            return &m;
+        if (!uuid.empty() &&
+            util::to_lower(doc::get_string(m, "spec.identity.uuid")) == util::to_lower(uuid)) {
+            out.push_back(&m);
         }
     }
-    return nullptr;
+    return out;
+}
+
+// Is the node already an Ichor machine? Only an approved TalosMachine of its UUID makes it one
+// (ADR 0128 decision 2, G2; the adopt guide's table): a pending one was made from the node in
+// maintenance mode and a rejected one never ran, so for a node that now runs this cluster's
+// configuration either is stale. The node is added, and each stale record is named with how to
+// remove it (the CLI deletes nothing it did not create).
+bool already_adopted(NodePlan& n, const std::string& uuid, const PlanOptions& o) {
+    for (const Value* m : machines_with_uuid(o.machines, uuid)) {
+        const std::string name = doc::get_string(*m, "metadata.name");
+        const std::string approval = doc::get_string(*m, "spec.approval", "Pending");
+        if (approval == "Approved") {
+            n.outcome = "skipped";
+            n.results.clear();
+            add(n, doc::Severity::Info,
+                n.address + ": UUID " + uuid + " is already TalosMachine " + name + " (cluster " +
+                    doc::get_string(*m, "spec.cluster") + "); skipped",
+                "AlreadyAdopted", hint_tags(n, ""));
+            return true;
+        }
+        const std::string hint = "kubectl annotate talosmachine " + name + " -n " + o.ns + " " +
+                                 std::string(vocab::k_annotation_allow_delete) +
+                                 "=true && kubectl delete talosmachine " + name + " -n " + o.ns;
+        add(n, doc::Severity::Warning,
+            n.address + ": TalosMachine " + name + " (cluster " +
+                doc::get_string(*m, "spec.cluster") + ") has UUID " + uuid + " but is " + approval +
+                ", not approved, so the node is added; that record is stale for a node " +
+                "that runs a configuration; hint: " + hint,
+            "StaleMachine", hint_tags(n, hint));
+    }
+    return false;
 }
 
 // The Kubernetes version the node's kubelet image names ("v1.34.4"), or empty.
@@ -246,6 +278,17 @@ Value make_machine(const NodePlan& n, const View& node, const render::Install& i
     return m;
 }
 
+// A machine added with --add-machine that is blocked can still join by a wipe: reclaim resets it
+// and it comes back through discovery with nothing of the old configuration (ADR 0128, amendment
+// of 2026-11-07). A recorded machine's plan has no such way out.
+std::string wipe_hint(const NodePlan& n, const PlanOptions& o) {
+    if (!o.add_machine) {
+        return {};
+    }
+    return "; or wipe it and add it afresh (its configuration is lost): kubectl ichor reclaim " +
+           n.address + " --talosconfig FILE --cluster " + o.cluster;
+}
+
 void drift_results(NodePlan& n, const drift::Analysis& a, const std::string& patch_name,
                    const PlanOptions& o) {
     for (const auto& f : a.findings) {
@@ -272,8 +315,9 @@ void drift_results(NodePlan& n, const drift::Analysis& a, const std::string& pat
                 f.verdict.code, tags);
             break;
         default:
-            add(n, doc::Severity::Error, what + "; this machine is blocked; hint: " + hint,
-                f.verdict.code, tags);
+            add(n, doc::Severity::Error,
+                what + "; this machine is blocked; hint: " + hint + wipe_hint(n, o), f.verdict.code,
+                tags);
             n.outcome = "blocked";
         }
     }
@@ -388,13 +432,7 @@ void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, con
         return;
     }
     const std::string uuid = node.uuid();
-    if (const Value* m = machine_with_uuid(o.machines, uuid); m != nullptr) {
-        n.outcome = "skipped";
-        add(n, doc::Severity::Info,
-            n.address + ": UUID " + uuid + " is already TalosMachine " +
-                doc::get_string(*m, "metadata.name") + " (cluster " +
-                doc::get_string(*m, "spec.cluster") + "); skipped",
-            "AlreadyAdopted", hint_tags(n, ""));
+    if (already_adopted(n, uuid, o)) {
         return;
     }
     if (!versions_ok(n, node, c)) {

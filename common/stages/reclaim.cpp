@@ -68,15 +68,6 @@ std::set<std::string> mac_set(const Value* list) {
     return out;
 }
 
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-    std::time_t tt = std::chrono::system_clock::to_time_t(t);
-    std::tm tm{};
-    gmtime_r(&tt, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 Error refusal(std::string message, std::string hint, std::string code,
               ErrorKind kind = ErrorKind::Findings) {
     return make_error(kind, std::move(message), std::move(hint), std::move(code));
@@ -448,46 +439,8 @@ Registration plan_registration(const Value& machines, const Value& maint,
         r.why = "pending TalosMachine " + r.name + " already records fingerprint " + fp;
         return r;
     }
-    r.action = Registration::Action::Refresh;
+    r.action = Registration::Action::Discovery;
     return r;
-}
-
-Value refresh_event(const Value& machine, const std::string& old_fp, const std::string& new_fp,
-                    std::chrono::system_clock::time_point now) {
-    const std::string name = doc::get_string(machine, "metadata.name");
-    const auto nanos =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
-    char suffix[20];
-    std::snprintf(suffix, sizeof(suffix), "%llx", static_cast<unsigned long long>(nanos));
-    Value e = Value::object();
-    e["apiVersion"] = "v1";
-    e["kind"] = "Event";
-    e["metadata"]["name"] = name + "." + suffix;
-    e["metadata"]["namespace"] = doc::get_string(machine, "metadata.namespace");
-    Value ref = Value::object();
-    ref["apiVersion"] = doc::k_ichor_api;
-    ref["kind"] = "TalosMachine";
-    ref["name"] = name;
-    ref["namespace"] = doc::get_string(machine, "metadata.namespace");
-    if (auto uid = doc::get_string(machine, "metadata.uid"); !uid.empty()) {
-        ref["uid"] = uid;
-    }
-    if (auto rv = doc::get_string(machine, "metadata.resourceVersion"); !rv.empty()) {
-        ref["resourceVersion"] = rv;
-    }
-    e["involvedObject"] = std::move(ref);
-    e["type"] = "Normal";
-    e["reason"] = k_reason_identity_refreshed;
-    e["message"] = "maintenance certificate fingerprint changed from " +
-                   (old_fp.empty() ? std::string("(none)") : old_fp) + " to " + new_fp +
-                   " (UUID, serial and MAC addresses unchanged); status re-recorded after a reset";
-    e["source"]["component"] = k_reclaim_component;
-    e["reportingComponent"] = k_reclaim_component;
-    e["reportingInstance"] = k_reclaim_component;
-    e["firstTimestamp"] = rfc3339(now);
-    e["lastTimestamp"] = rfc3339(now);
-    e["count"] = 1;
-    return e;
 }
 
 std::string inspection_block(const Value& item) {

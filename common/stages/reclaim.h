@@ -2,7 +2,9 @@
 // TalosMachine (ADR 0128 decision 2, amendments 1, 5, "discovery refreshes pending machines" and
 // 2026-11-07; docs/reclaim.md has the refusal texts):
 //   inspect (every call bounded) -> assess -> typed confirmation -> Reset STATE and EPHEMERAL with
-//   reboot -> wait for maintenance mode -> create, or refresh, the pending TalosMachine.
+//   reboot -> wait for maintenance mode -> create the pending TalosMachine, or leave an existing
+//   pending one to discovery, which re-records its fingerprint and inventory (the CLI writes no
+//   status and no Event for that: amendment "discovery refreshes pending machines").
 // Every refusal comes before the reset, the one write to the node. The stage deletes nothing.
 //
 // The network is behind two interfaces (ReclaimNode, ReclaimRegistry) so that the flow can be
@@ -28,14 +30,13 @@
 
 namespace ichor::stages {
 
-inline constexpr std::string_view k_reason_identity_refreshed = "MaintenanceIdentityRefreshed";
 using vocab::k_label_cluster;
-inline constexpr std::string_view k_reclaim_component = "kubectl-ichor-reclaim";
 
 // A TalosCluster of the namespace and the cluster ID of its bundle ("" when unreadable).
 struct ManagedCluster {
     std::string name;
     std::string cluster_id;
+    std::vector<std::string> discovery; // its spec.discovery.addresses
 };
 
 // What Ichor records in the namespace.
@@ -90,15 +91,16 @@ struct EtcdPeer {
 std::vector<EtcdPeer> etcd_peers(const doc::Value& inspection);
 
 // The TalosMachine that stands for the machine: approved or rejected machines are never written,
-// a pending one is refreshed only when the identity is the recorded one.
+// and neither is a pending one: with the recorded identity and another fingerprint it is left to
+// discovery (Discovery), which re-records it at its next pass.
 struct Registration {
-    enum class Action { Create, Refresh, Unchanged, Left };
+    enum class Action { Create, Discovery, Unchanged, Left };
     Action action = Action::Create;
     std::string name;
     doc::Value machine; // Create: the object to create (without status); else the one found
-    // Create and Refresh: the status {maintenanceFingerprint, discoveredDisks, discoveredLinks}
+    // Create: the status {maintenanceFingerprint, discoveredDisks, discoveredLinks}
     doc::Value status;
-    std::string old_fingerprint;   // Refresh
+    std::string old_fingerprint;   // Discovery
     std::string why;               // Unchanged and Left: the sentence for the user
     std::vector<Finding> warnings; // code SameUUIDElsewhere
 };
@@ -112,11 +114,6 @@ struct RegisterOptions {
 // Plans the registration from the namespace's machines and the node's maintenance Inspection.
 Registration plan_registration(const doc::Value& machines, const doc::Value& maintenance,
                                const RegisterOptions& options);
-
-// The core/v1 Event MaintenanceIdentityRefreshed on `machine` (the object as read back).
-doc::Value refresh_event(const doc::Value& machine, const std::string& old_fingerprint,
-                         const std::string& new_fingerprint,
-                         std::chrono::system_clock::time_point now);
 
 // The node, as the reclaim flow talks to it.
 class ReclaimNode {
@@ -140,9 +137,9 @@ class ReclaimRegistry {
     virtual Result<Known> known(const std::function<void(std::string_view)>& warn) = 0;
     virtual Result<doc::Value> machines() = 0; // the TalosMachines of the namespace, read again
     virtual Result<doc::Value> create_machine(const doc::Value& machine) = 0;
+    // The status of a machine this run created (never of one that existed before).
     virtual Result<doc::Value> patch_machine_status(const std::string& name,
                                                     const doc::Value& status) = 0;
-    virtual Status create_event(const doc::Value& event) = 0;
 };
 
 struct NodeDial {
@@ -166,7 +163,6 @@ struct ReclaimUi {
     std::function<std::optional<std::string>(std::string_view question)> ask;
     std::function<void(std::int64_t ms)> sleep_ms;
     std::function<std::chrono::steady_clock::time_point()> now;
-    std::function<std::chrono::system_clock::time_point()> wall_now;
 };
 
 struct ReclaimOptions {
@@ -189,7 +185,9 @@ struct ReclaimOptions {
 // The stage (stage.h): the whole flow. `list` becomes the TalosMachine as registered and the
 // findings; on the way it gets an info result `Reset` when the node accepted the reset,
 // `Maintenance` (tag ichor.maesh.dev/fingerprint: the node's new maintenance certificate
-// fingerprint) when it came back in maintenance mode, and one of `Registered`, `Refreshed`,
+// fingerprint) when it came back in maintenance mode, and one of `Registered`, `LeftToDiscovery`
+// (a pending machine of the identity records another fingerprint: discovery re-records it; a
+// warning `NotInDiscovery` when the address is not in the cluster's spec.discovery.addresses),
 // `Unchanged` for the registration. A refusal (nothing done) or a failure after the reset is the
 // outcome's error, and also an error result. Outcome: done = 1 when the machine was registered (or
 // found up to date).

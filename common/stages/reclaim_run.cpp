@@ -71,7 +71,16 @@ struct Flow {
     ReclaimRegistry& reg;
     const ReclaimUi& ui;
     ReclaimOutcome out;
-    std::string fingerprint; // the node's new maintenance certificate fingerprint
+    std::string fingerprint;            // the node's new maintenance certificate fingerprint
+    std::vector<std::string> discovery; // spec.discovery.addresses of the cluster
+
+    // Whether discovery probes the address: an entry that is the same host and port.
+    [[nodiscard]] bool in_discovery() const {
+        return std::any_of(discovery.begin(), discovery.end(), [this](const std::string& e) {
+            auto a = talos::parse_address(e);
+            return a && a->host == o.address.host && a->port == o.address.port;
+        });
+    }
 
     void say(const std::string& line) const {
         if (ui.step) {
@@ -263,26 +272,24 @@ struct Flow {
                  "Registered");
             return std::move(out);
         }
-        case Registration::Action::Refresh: {
-            auto patched = reg.patch_machine_status(r.name, r.status);
-            if (!patched) {
-                return fail(
-                    patched.error().wrap(a + ": refreshing pending TalosMachine " + r.name));
+        case Registration::Action::Discovery: {
+            // The refresh is discovery's (Ichor's controller): the CLI writes no status and no
+            // Event for it, whichever path reset the node (amendment "discovery refreshes pending
+            // machines"). It only says so, and whether discovery will look at the address.
+            out.list.items.push_back(shown(r.machine));
+            if (!in_discovery()) {
+                warn(a + " is not in spec.discovery.addresses of TalosCluster " + o.cluster +
+                         ", so discovery does not probe it and pending TalosMachine " + r.name +
+                         " keeps the old fingerprint; add it: kubectl ichor discovery add " + a +
+                         " --cluster " + o.cluster + " -n " + o.ns,
+                     "NotInDiscovery");
             }
-            out.list.items.push_back(shown(*patched));
-            auto wall = ui.wall_now ? ui.wall_now() : std::chrono::system_clock::now();
-            if (auto ev =
-                    reg.create_event(refresh_event(*patched, r.old_fingerprint, fingerprint, wall));
-                !ev) {
-                warn("the Event " + std::string(k_reason_identity_refreshed) + " on TalosMachine " +
-                         r.name + " could not be written: " + ev.error().message,
-                     "EventNotWritten");
-            }
-            done("refreshed pending TalosMachine " + r.name + ": maintenance fingerprint " +
+            done("pending TalosMachine " + r.name + " records maintenance fingerprint " +
                      (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) +
-                     " -> " + fingerprint + ", disks and links re-recorded (Event " +
-                     std::string(k_reason_identity_refreshed) + ")",
-                 "Refreshed");
+                     " and the node now presents " + fingerprint +
+                     ": discovery re-records its fingerprint, disks and links at its next pass "
+                     "(Event MaintenanceIdentityRefreshed); reclaim wrote nothing to it",
+                 "LeftToDiscovery");
             return std::move(out);
         }
         case Registration::Action::Unchanged:
@@ -305,6 +312,11 @@ struct Flow {
             reg.known([this](std::string_view w) { warn(std::string(w), "BundleUnreadable"); });
         if (!known) {
             return known.error();
+        }
+        for (const auto& c : known->clusters) {
+            if (c.name == o.cluster) {
+                discovery = c.discovery;
+            }
         }
         if (std::none_of(known->clusters.begin(), known->clusters.end(),
                          [&](const ManagedCluster& c) { return c.name == o.cluster; })) {
@@ -469,7 +481,15 @@ class KubeRegistry final : public ReclaimRegistry {
             return clusters.error().wrap("listing the TalosClusters of namespace " + m_ns);
         }
         for (const auto& c : (*clusters)["items"]) {
-            ManagedCluster mc{doc::get_string(c, "metadata.name"), ""};
+            ManagedCluster mc{doc::get_string(c, "metadata.name"), "", {}};
+            if (const Value* d = doc::find_path(c, "spec.discovery.addresses");
+                d != nullptr && d->is_array()) {
+                for (const auto& e : *d) {
+                    if (e.is_string()) {
+                        mc.discovery.push_back(e.get<std::string>());
+                    }
+                }
+            }
             auto b = load_bundle({}, nullptr, &m_k, &c, [](std::string_view) {});
             if (b) {
                 mc.cluster_id = b->cluster_id;
@@ -495,13 +515,6 @@ class KubeRegistry final : public ReclaimRegistry {
         Value patch = Value::object();
         patch["status"] = status;
         return m_k.merge_patch_status(kube::ichor_path("talosmachines", m_ns, name), patch);
-    }
-    Status create_event(const Value& event) override {
-        auto r = m_k.create(kube::events_path(m_ns), event);
-        if (!r) {
-            return r.error();
-        }
-        return ok_status();
     }
 
   private:

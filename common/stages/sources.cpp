@@ -85,11 +85,37 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
     return b;
 }
 
+// A CA rotation under way changes the CAs the nodes trust, whichever copy of the bundle the
+// operator holds (ADR 0128 Risks): the cluster's bundle Secret says so (rotation.yaml), so it is
+// read for a file or a recovered bundle too. A cluster with no Secret, or none yet, has no
+// rotation; a Secret that cannot be read is a warning, since the bundle itself came from elsewhere.
+Status refuse_rotation(kube::Client& kube, const doc::Value& cluster, const Warn& warn) {
+    std::string ns = doc::get_string(cluster, "metadata.namespace");
+    std::string name = doc::get_string(cluster, "spec.secretsBundleRef.name");
+    if (name.empty()) {
+        return ok_status();
+    }
+    auto secret = kube.get(kube::secret_path(ns, name));
+    if (!secret) {
+        if (secret.error().code != "NotFound") {
+            warn("could not read the bundle Secret " + ns + "/" + name +
+                 " to check for a CA rotation under way: " + secret.error().message);
+        }
+        return ok_status();
+    }
+    return bundle::refuse_rotation(*secret);
+}
+
 } // namespace
 
 Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosContext* ctx,
                                    kube::Client* kube, const doc::Value* cluster,
                                    const Warn& warn) {
+    if ((!s.file.empty() || !s.recover_from.empty()) && kube != nullptr && cluster != nullptr) {
+        if (auto st = refuse_rotation(*kube, *cluster, warn); !st) {
+            return st.error();
+        }
+    }
     if (!s.file.empty()) {
         return from_file(s.file, warn);
     }

@@ -35,7 +35,9 @@ struct BundleSource {
 
 // The bundle, from the first source given: the file (a warning when group or others can read it),
 // a control plane's configuration read with `context` (written to recover_to), else the cluster's
-// bundle Secret through `kube` (refused while a CA rotation is under way).
+// bundle Secret through `kube`. A CA rotation under way (rotation.yaml in the cluster's bundle
+// Secret) refuses it whatever the source, whenever `kube` and `cluster` are given (before a
+// recovered bundle is written); a Secret that cannot be read then is a warning.
 Result<bundle::Bundle> load_bundle(const BundleSource& source, const talos::TalosContext* context,
                                    kube::Client* kube, const doc::Value* cluster, const Warn& warn);
 

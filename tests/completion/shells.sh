@@ -14,7 +14,7 @@ write_talosconfig "$TALOSCONFIG"
 mkdir "$tmp/work" "$tmp/work/backups"
 touch "$tmp/work/plan.yaml"
 cd "$tmp/work" || exit 1
-verbs=$(sorted adopt inspect trustcheck drift hold reclaim credentials completion)
+verbs=$(sorted adopt inspect trustcheck drift hold reclaim credentials discovery completion)
 
 shells=()
 for s in bash zsh fish; do
@@ -34,6 +34,7 @@ for sh in "${shells[@]}"; do
   expect_eq "$sh: the verbs" "$(c 'kubectl-ichor ')" "$verbs"
   expect_eq "$sh: a verb by its prefix" "$(c 'kubectl-ichor ho')" "hold "
   expect_eq "$sh: hold's actions" "$(c 'kubectl-ichor hold ')" "$(sorted apply release abort)"
+  expect_eq "$sh: discovery's action" "$(c 'kubectl-ichor discovery ')" "add "
   expect_eq "$sh: completion's shells" "$(c 'kubectl-ichor completion ')" "$(sorted bash zsh fish kubectl-shim)"
   expect_eq "$sh: adopt's flags, all of --help" "$(c 'kubectl-ichor adopt --')" "$(help_flags adopt)"
   expect_eq "$sh: a flag by its prefix" "$(c 'kubectl-ichor hold --ti')" "--timeout "

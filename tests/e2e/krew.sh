@@ -49,7 +49,7 @@ cp "$manifest" "$OUT/ichor.yaml" 2> /dev/null
 expect_eq "manifest: the version of CMakeLists.txt" "$(sed -n 's/^  version: //p' "$manifest")" "v$version"
 expect_eq "manifest: the archive's sha256" "$(sed -n 's/^    sha256: //p' "$manifest")" "$(sha256sum "$archive" | cut -d' ' -f1)"
 expect_eq "manifest: bin" "$(sed -n 's/^    bin: //p' "$manifest")" kubectl-ichor
-want="LICENSE README.md kubectl-ichor kubectl-ichor-adopt kubectl-ichor-credentials kubectl-ichor-drift kubectl-ichor-hold kubectl-ichor-inspect kubectl-ichor-reclaim kubectl-ichor-trustcheck "
+want="LICENSE README.md kubectl-ichor kubectl-ichor-adopt kubectl-ichor-credentials kubectl-ichor-discovery kubectl-ichor-drift kubectl-ichor-hold kubectl-ichor-inspect kubectl-ichor-reclaim kubectl-ichor-trustcheck "
 expect_eq "archive: the eight binaries, LICENSE, README" "$(tar -tzf "$archive" | LC_ALL=C sort | tr '\n' ' ')" "$want"
 
 # krew's validation, all of it (without -skip-install: it installs from the uri).

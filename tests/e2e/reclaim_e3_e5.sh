@@ -2,8 +2,10 @@
 # kubectl ichor reclaim, ADR 0128 E3 and E5 on a private lab (127.0.56.x; see reclaim_lab.inc):
 # a node of an unrelated cluster whose etcd is not running is refused a graceful reset, then
 # reclaimed with --force-ungraceful, registered pending in prod, approved and provisioned by
-# lab-controller to Ready; a stale pending machine is refreshed (fingerprint, inventory, Event) and
-# reaches Ready without the trust annotation; a node of a managed cluster without an approved
+# lab-controller to Ready; a stale pending machine is left by reclaim (it writes no status and no
+# Event) and refreshed by the lab-controller's discovery pass once its address is in
+# spec.discovery.addresses (fingerprint, inventory, Event), then reaches Ready without the trust
+# annotation; a node of a managed cluster without an approved
 # machine is reclaimed with a warning; lab-controller's MaintenanceIdentityChanged and the trust
 # annotation.
 . "$(dirname "$0")/reclaim_lab.inc"
@@ -74,18 +76,29 @@ fp1=$(k get tm "$stale" -o jsonpath='{.status.maintenanceFingerprint}')
 gen1=$(k get tm "$stale" -o jsonpath='{.metadata.generation}')
 sim POST /nodes/lab-c-w-1/mode '{"mode":"configured"}' > /dev/null   # configured by lab-c again
 sleep 1.5
+k patch taloscluster prod --type json -p '[{"op":"remove","path":"/spec/discovery"}]' > /dev/null 2>&1 # discovery does not look here yet
 run second "$R" "$W" --talosconfig "$TCC" --cluster prod --confirm-uuid "$U" -o json
 expect_eq "E5 second reclaim: proceeds" "$(rc second)" 0
 fp2=$(sim GET /nodes/lab-c-w-1 | jq -r .maintenanceFingerprint)
 [ "$fp1" != "$fp2" ] && pass "E5: a new certificate" || fail "E5: the certificate did not change"
-expect_eq "E5: the same machine, refreshed" "$(out second | jq -r '.items[0].metadata.name')" "$stale"
-expect_eq "E5: new fingerprint recorded" "$(k get tm "$stale" -o jsonpath='{.status.maintenanceFingerprint}')" "$fp2"
+expect_eq "E5: the same machine" "$(out second | jq -r '.items[0].metadata.name')" "$stale"
+expect_eq "E5: reclaim leaves it to discovery" "$(last_code second)" LeftToDiscovery
+expect_contains "E5: and says so" "$(err second)" "pending TalosMachine $stale records maintenance fingerprint $fp1 and the node now presents $fp2: discovery re-records"
+expect_contains "E5: the address is not in discovery: said, with the command" "$(err second)" "kubectl ichor discovery add $W --cluster prod -n ichor-system"
+sleep 2 # several lab-controller passes: with the address outside discovery, nothing refreshes it
+expect_eq "E5: the CLI wrote no status" "$(k get tm "$stale" -o jsonpath='{.status.maintenanceFingerprint}')" "$fp1"
+events() { kubectl -n ichor-system get events -o json | jq -c --arg n "$stale" '[.items[] | select(.involvedObject.name == $n and .reason == "MaintenanceIdentityRefreshed") | {type, kind: .involvedObject.kind, message, by: .reportingComponent}]'; }
+expect_eq "E5: the CLI wrote no Event" "$(events | jq length)" 0
+run disc "$ICHOR_BIN/kubectl-ichor-discovery" add "$W" --cluster prod -o json
+expect_eq "E5: discovery add: exit 0" "$(rc disc)" 0
+expect_contains "E5: discovery add: in maintenance mode" "$(out disc | jq -r '[.results[].tags["ichor.maesh.dev/code"]] | join(" ")')" "Added Maintenance"
+for _ in $(seq 50); do [ "$(k get tm "$stale" -o jsonpath='{.status.maintenanceFingerprint}')" == "$fp2" ] && break; sleep 0.2; done
+expect_eq "E5: discovery's pass records the new fingerprint" "$(k get tm "$stale" -o jsonpath='{.status.maintenanceFingerprint}')" "$fp2"
 expect_eq "E5: spec untouched" "$(k get tm "$stale" -o jsonpath='{.metadata.generation}/{.spec.approval}')" "$gen1/Pending"
 expect_eq "E5: one machine for the UUID" "$(k get tm -o json | jq --arg u "$U" '[.items[] | select(.spec.identity.uuid == $u)] | length')" 1
-ev=$(kubectl -n ichor-system get events -o json | jq -c --arg n "$stale" '[.items[] | select(.involvedObject.name == $n and .reason == "MaintenanceIdentityRefreshed") | {type, kind: .involvedObject.kind, message}]')
-expect_eq "E5: one Normal Event on the TalosMachine" "$(jq -r '[.[0].type, .[0].kind, length] | join("/")' <<<"$ev")" "Normal/TalosMachine/1"
+ev=$(events)
+expect_eq "E5: one Normal Event on the TalosMachine, by discovery's stand-in" "$(jq -r '[.[0].type, .[0].kind, .[0].by, length] | join("/")' <<<"$ev")" "Normal/TalosMachine/ichor-lab-controller-discovery/1"
 expect_contains "E5: the Event names both fingerprints" "$(jq -r '.[0].message' <<<"$ev")" "from $fp1 to $fp2"
-expect_contains "E5: the step says refreshed" "$(err second)" "refreshed pending TalosMachine $stale: maintenance fingerprint $fp1 -> $fp2"
 k patch tm "$stale" --type merge -p '{"spec":{"approval":"Approved"}}' > /dev/null
 expect_eq "E5: approved reaches Ready" "$(wait_ready "$stale" 30)" "True/IdentityVerified"
 expect_eq "E5: without the trust annotation" "$(k get tm "$stale" -o jsonpath='{.metadata.annotations}')" ""

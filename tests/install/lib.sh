@@ -15,4 +15,4 @@ finish() {
   exit $?
 }
 # The suite's executables: what cmake --install, the man pages and the release all carry.
-ICHOR_TOOLS="kubectl-ichor kubectl-ichor-adopt kubectl-ichor-credentials kubectl-ichor-drift kubectl-ichor-hold kubectl-ichor-inspect kubectl-ichor-reclaim kubectl-ichor-trustcheck"
+ICHOR_TOOLS="kubectl-ichor kubectl-ichor-adopt kubectl-ichor-credentials kubectl-ichor-discovery kubectl-ichor-drift kubectl-ichor-hold kubectl-ichor-inspect kubectl-ichor-reclaim kubectl-ichor-trustcheck"

@@ -338,7 +338,8 @@ TEST_CASE("the dispatcher completes verbs and forwards the rest to the verb's bi
           "[cli][complete][dispatch]") {
     std::string verbs = text_of({"kubectl-ichor", "__completeNoDesc", ""});
     CHECK(verbs ==
-          "adopt\ninspect\ntrustcheck\ndrift\nhold\nreclaim\ncredentials\ncompletion\n:4\n");
+          "adopt\ninspect\ntrustcheck\ndrift\nhold\nreclaim\ncredentials\ndiscovery\ncompletion\n:"
+          "4\n");
     CHECK(text_of({"kubectl-ichor", "__complete", "ho"}) ==
           "hold\tapply a plan as held machines, release them after a zero-drift check, or "
           "abort\n:4\n");

@@ -35,7 +35,7 @@ TEST_CASE("an unknown verb is a usage error naming the verbs", "[cli][dispatch]"
     REQUIRE_FALSE(d.ok());
     CHECK(d.error().kind == ErrorKind::Usage);
     CHECK(d.error().message == "unknown verb \"adpot\"; the verbs are: adopt, inspect, trustcheck, "
-                               "drift, hold, reclaim, credentials");
+                               "drift, hold, reclaim, credentials, discovery");
     auto missing = cli::resolve_dispatch({"kubectl-ichor", "reclaim"}, "/opt/bin", only_inspect);
     REQUIRE_FALSE(missing.ok());
     CHECK(missing.error().kind == ErrorKind::Config);

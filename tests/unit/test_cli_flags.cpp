@@ -2,10 +2,15 @@
 // usage errors from parse_tool, and each group's values and refusals.
 #include "common/cli/errors.h"
 #include "common/cli/flags.h"
+#include "common/util/files.h"
 #include "common/util/version.h"
+#include "test_cli_support.h"
 
 #include <catch2/catch.hpp>
+#include <stdlib.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -264,4 +269,32 @@ TEST_CASE("string, strings and duration flags", "[cli][flags]") {
     auto zero = cli::duration_flag(parsed({"--timeout", "0s"}), "timeout", "15m or 90s");
     REQUIRE_FALSE(zero.ok());
     check_usage(zero.error(), "--timeout: \"0s\" is not a duration such as 15m or 90s");
+}
+
+TEST_CASE("kube flags: Ichor's objects are in ichor-system whatever namespace the context sets",
+          "[cli][flags]") {
+    // ADR 0128 amendment finding 3: a kubeconfig whose context says `namespace: default` does not
+    // move the suite's objects; only -n does.
+    char dir[] = "/tmp/ichor-ns-XXXXXX";
+    REQUIRE(::mkdtemp(dir) != nullptr);
+    const std::string kc = std::string(dir) + "/kubeconfig";
+    REQUIRE(util::write_file_atomic(kc,
+                                    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                                    "clusters:\n- name: k\n  cluster: {server: "
+                                    "https://127.0.0.1:1}\n"
+                                    "users:\n- name: u\n  user: {token: t}\n"
+                                    "contexts:\n- name: c\n  context: {cluster: k, user: u, "
+                                    "namespace: default}\n",
+                                    0600));
+    test::TestStreams ts;
+    auto k = cli::to_kube_options(parsed({"--kubeconfig", kc}), true);
+    auto client = k.connect(ts.s, "adopt");
+    REQUIRE(client.ok());
+    CHECK((*client)->ns() == "ichor-system");
+    auto ops = cli::to_kube_options(parsed({"--kubeconfig", kc, "-n", "ops"}), true);
+    auto with_n = ops.connect(ts.s, "adopt");
+    REQUIRE(with_n.ok());
+    CHECK((*with_n)->ns() == "ops");
+    std::remove(kc.c_str());
+    ::rmdir(dir);
 }

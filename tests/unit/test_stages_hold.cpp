@@ -229,12 +229,37 @@ struct Apply {
 
 } // namespace
 
-TEST_CASE("hold apply refuses a plan with an error result, writing nothing", "[stages][hold]") {
+TEST_CASE("hold apply: class C blocks that machine, not the run", "[stages][hold]") {
+    // ADR 0128 decision 1 step 4: one writable worker and one blocked control plane; the worker
+    // is written, the control plane is named, and the outcome is partial (exit 5).
     Nodes n;
-    Value blocked = n.fx.inspection("10.0.0.22", "prod-w-3", "w-1.13");
+    Value blocked = n.cp;
     blocked["status"]["config"][0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
     doc::ResourceList plan = n.plan({n.worker, blocked});
     REQUIRE(plan.has_errors());
+    REQUIRE(stages::check_plan_writable(plan).ok());
+
+    Apply a;
+    stages::Outcome out = stages::hold_apply(plan, a.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 2);
+    CHECK(out.stopped == 1);
+    CHECK(cli::exit_code(out) == 5);
+    CHECK(a.objects.writes() ==
+          std::vector<std::string>{"create talosmachines/prod-w-2",
+                                   "create talosconfigpatches/prod-w-2-adopted"});
+    REQUIRE(codes(plan) == std::vector<std::string>{"StoppedByPlan"});
+    CHECK(plan.results[0]["message"] ==
+          "10.0.0.11: refused or blocked by the plan (its results say why); nothing was written "
+          "for it");
+}
+
+TEST_CASE("hold apply refuses a plan whose error names no node, writing nothing",
+          "[stages][hold]") {
+    Nodes n;
+    doc::ResourceList plan = n.plan({n.worker});
+    plan.add_result(doc::Severity::Error, "every machine is blocked: nothing was written",
+                    "NothingWritten");
 
     Apply a;
     stages::Outcome out = stages::hold_apply(plan, a.options);

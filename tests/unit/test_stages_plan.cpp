@@ -220,3 +220,47 @@ TEST_CASE("a plan planned again replaces its own results and objects", "[drift][
     CHECK(again.done == 1);
     CHECK(list.to_value() == once);
 }
+
+TEST_CASE("only an approved TalosMachine of the UUID makes the node adopted", "[drift][plan]") {
+    // The adopt guide's four-state table, as the ADR has it (decision 2, G2): a pending or a
+    // rejected record of the UUID is stale for a node that runs a configuration; the node is
+    // planned and the record is named with the commands that remove it.
+    Fixture fx;
+    auto record = [](const std::string& name, const std::string& approval) {
+        Value m = Value::object();
+        m["kind"] = "TalosMachine";
+        m["metadata"]["name"] = name;
+        m["spec"] = Value{{"cluster", "prod"},
+                          {"approval", approval},
+                          {"identity", Value{{"uuid", "UUID-prod-w-2"}}}};
+        return m;
+    };
+    for (const std::string approval : {"Pending", "Rejected"}) {
+        INFO(approval);
+        doc::ResourceList list;
+        list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
+        auto s = fx.run(list, {record("prod-old", approval)}, {}, true);
+        REQUIRE_FALSE(s.error);
+        CHECK(s.done == 1);
+        CHECK(s.skipped == 0);
+        REQUIRE(item(list, "TalosMachine") != nullptr);
+        CHECK((*item(list, "TalosMachine"))["metadata"]["name"] == "prod-w-2");
+        REQUIRE(codes(list).front() == "StaleMachine");
+        CHECK(list.results[0]["severity"] == "warning");
+        CHECK(list.results[0]["message"] ==
+              "10.0.0.21: TalosMachine prod-old (cluster prod) has UUID UUID-prod-w-2 but is " +
+                  approval +
+                  ", not approved, so the node is added; that record is stale for a node that "
+                  "runs a configuration; hint: kubectl annotate talosmachine prod-old -n "
+                  "ichor-system ichor.maesh.dev/allow-delete=true && kubectl delete talosmachine "
+                  "prod-old -n ichor-system");
+    }
+    doc::ResourceList adopted;
+    adopted.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
+    auto s = fx.run(adopted, {record("prod-w-2", "Approved")}, {}, true);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.skipped == 1);
+    CHECK(cli::exit_code(s) == 0);
+    CHECK(codes(adopted).front() == "AlreadyAdopted");
+    CHECK(item(adopted, "TalosMachine") == nullptr);
+}

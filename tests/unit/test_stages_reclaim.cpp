@@ -99,7 +99,7 @@ Value tm_obj(const std::string& name, const std::string& cluster, const std::str
 stages::Known known_with(Value machines = Value::array()) {
     stages::Known k;
     k.machines = std::move(machines);
-    k.clusters = {{"prod", "prod-id"}};
+    k.clusters = {{"prod", "prod-id", {}}};
     return k;
 }
 
@@ -148,7 +148,6 @@ class FakeRegistry final : public stages::ReclaimRegistry {
     stages::Known k = known_with();
     std::vector<Value> created;
     std::vector<std::pair<std::string, Value>> status_patches;
-    std::vector<Value> events;
 
     Result<stages::Known> known(const std::function<void(std::string_view)>& /*warn*/) override {
         return k;
@@ -168,10 +167,6 @@ class FakeRegistry final : public stages::ReclaimRegistry {
         }
         m["status"] = status;
         return m;
-    }
-    Status create_event(const Value& e) override {
-        events.push_back(e);
-        return ok_status();
     }
 };
 
@@ -218,9 +213,6 @@ struct Harness {
         }
         ui.now = [this] { return clock; };
         ui.sleep_ms = [this](std::int64_t ms) { clock += std::chrono::milliseconds(ms); };
-        ui.wall_now = [] {
-            return std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 20000);
-        };
         opts.node = &node;
         opts.registry = &reg;
         opts.ui = ui;
@@ -235,8 +227,8 @@ struct Harness {
             }
             if (code == "Registered") {
                 r.registered = Registration::Action::Create;
-            } else if (code == "Refreshed") {
-                r.registered = Registration::Action::Refresh;
+            } else if (code == "LeftToDiscovery") {
+                r.registered = Registration::Action::Discovery;
             } else if (code == "Unchanged") {
                 r.registered = Registration::Action::Unchanged;
             }
@@ -387,11 +379,11 @@ TEST_CASE("registration: create, refresh, unchanged, left", "[stages][reclaim]")
         CHECK(r.status["discoveredDisks"][0]["devPath"] == "/dev/sda");
         CHECK(r.status["discoveredLinks"][0]["permanentAddr"] == "02:00:00:00:00:41");
     }
-    SECTION("a pending machine with the same identity is refreshed") {
+    SECTION("a pending machine with the same identity is left to discovery") {
         Value m = tm_obj("prod-old", "prod", "Pending");
         m["status"]["maintenanceFingerprint"] = k_old_fp;
         auto r = stages::plan_registration(Value::array({m}), maintenance(), ro);
-        CHECK(r.action == Registration::Action::Refresh);
+        CHECK(r.action == Registration::Action::Discovery);
         CHECK(r.name == "prod-old");
         CHECK(r.old_fingerprint == k_old_fp);
         auto same = stages::plan_registration(Value::array({m}), maintenance(k_old_fp), ro);
@@ -427,21 +419,6 @@ TEST_CASE("registration: create, refresh, unchanged, left", "[stages][reclaim]")
     }
 }
 
-TEST_CASE("the refresh Event names both fingerprints", "[stages][reclaim]") {
-    Value m = tm_obj("prod-old", "prod", "Pending");
-    auto e = stages::refresh_event(m, k_old_fp, k_new_fp, std::chrono::system_clock::time_point{});
-    CHECK(e["kind"] == "Event");
-    CHECK(e["type"] == "Normal");
-    CHECK(e["reason"] == "MaintenanceIdentityRefreshed");
-    CHECK(e["involvedObject"]["kind"] == "TalosMachine");
-    CHECK(e["involvedObject"]["name"] == "prod-old");
-    CHECK(e["involvedObject"]["uid"] == "uid-prod-old");
-    CHECK(e["metadata"]["namespace"] == "ichor-system");
-    CHECK(e["firstTimestamp"] == "1970-01-01T00:00:00Z");
-    std::string msg = e["message"];
-    CHECK(msg.find("from " + k_old_fp + " to " + k_new_fp) != std::string::npos);
-}
-
 TEST_CASE("reclaim flow: typed UUID, reset, wait, create", "[stages][reclaim]") {
     Harness h;
     h.answers = {k_uuid};
@@ -460,7 +437,6 @@ TEST_CASE("reclaim flow: typed UUID, reset, wait, create", "[stages][reclaim]") 
     CHECK(out.fingerprint == k_new_fp);
     REQUIRE(h.reg.created.size() == 1);
     REQUIRE(h.reg.status_patches.size() == 1);
-    CHECK(h.reg.events.empty());
     CHECK(out.registered == Registration::Action::Create);
     REQUIRE(out.list.items.size() == 1);
     CHECK(out.list.items[0]["status"]["maintenanceFingerprint"] == k_new_fp);
@@ -551,7 +527,9 @@ TEST_CASE("reclaim flow: a weak UUID is confirmed with the serial number", "[sta
     }
 }
 
-TEST_CASE("reclaim flow: ungraceful, refresh and the Event", "[stages][reclaim]") {
+TEST_CASE("reclaim flow: ungraceful; a stale pending machine is discovery's, the CLI writes "
+          "no status and no Event",
+          "[stages][reclaim]") {
     Harness h;
     h.opts.confirm_uuid = k_uuid;
     h.opts.force_ungraceful = true;
@@ -570,14 +548,34 @@ TEST_CASE("reclaim flow: ungraceful, refresh and the Event", "[stages][reclaim]"
     CHECK(h.warnings.front() ==
           "cluster \"lab-c\" is treated as not existing, so its quorum cannot be checked and "
           "the reset is not graceful");
-    CHECK(out.registered == Registration::Action::Refresh);
+    CHECK(out.registered == Registration::Action::Discovery);
     CHECK(h.reg.created.empty());
-    REQUIRE(h.reg.status_patches.size() == 1);
-    CHECK(h.reg.status_patches[0].first == "prod-old");
-    CHECK_FALSE(h.reg.status_patches[0].second.contains("spec"));
-    REQUIRE(h.reg.events.size() == 1);
-    CHECK(h.reg.events[0]["reason"] == "MaintenanceIdentityRefreshed");
+    CHECK(h.reg.status_patches.empty()); // the refresh is discovery's: no status written
     CHECK(h.node.probed == 2);
+    const Value& last = out.list.results.back();
+    CHECK(last["message"] ==
+          "pending TalosMachine prod-old records maintenance fingerprint " + k_old_fp +
+              " and the node now presents " + k_new_fp +
+              ": discovery re-records its fingerprint, disks and links at its next pass (Event "
+              "MaintenanceIdentityRefreshed); reclaim wrote nothing to it");
+    // The address is not in the cluster's discovery: said, with the command that puts it there.
+    CHECK(h.warnings.back() ==
+          "10.0.0.41 is not in spec.discovery.addresses of TalosCluster prod, so discovery does "
+          "not probe it and pending TalosMachine prod-old keeps the old fingerprint; add it: "
+          "kubectl ichor discovery add 10.0.0.41 --cluster prod -n ichor-system");
+
+    Harness listed;
+    listed.opts.confirm_uuid = k_uuid;
+    listed.reg.k.machines = Value::array({stale});
+    for (auto& c : listed.reg.k.clusters) {
+        c.discovery = {"10.0.0.41:50000"};
+    }
+    auto quiet = listed.run();
+    REQUIRE_FALSE(quiet.failure);
+    CHECK(quiet.registered == Registration::Action::Discovery);
+    for (const auto& w : listed.warnings) {
+        CHECK(w.find("spec.discovery.addresses") == std::string::npos);
+    }
 }
 
 TEST_CASE("reclaim flow: the wait for maintenance mode is bounded", "[stages][reclaim]") {

@@ -58,7 +58,11 @@ const cli::ToolInfo k_info{
     "patch applied (ApplyConfiguration, nothing applied): a configuration the node rejects\n"
     "blocks the machine with the node's words; --no-node-check skips it.\n"
     "A machine of this cluster's PKI is added here; a machine another cluster configured is reset\n"
-    "and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.\n",
+    "and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.\n"
+    "A machine already adopted (an approved TalosMachine of its UUID) is reported and skipped, "
+    "and\n"
+    "one an interrupted run left held is released after its zero-drift check: a rerun exits 0.\n"
+    "A refused or blocked machine stops alone: the others are written and released (exit 5).\n",
     "  kubectl ichor adopt --talosconfig ./talosconfig --cni-unmanaged --plan\n"
     "  kubectl ichor adopt --talosconfig ./talosconfig --nodes 10.0.0.2,10.0.0.3,10.0.0.4 "
     "--cni-unmanaged --yes --parallel 2\n"
@@ -193,6 +197,7 @@ struct Context {
     talos::TalosContext talos;
     std::string talosconfig_path;
     bundle::Bundle bundle;
+    std::vector<doc::Value> machines; // the namespace's TalosMachines, as the plan read them
 };
 
 Result<Context> prepare(const Options& o, cli::Streams& s) {
@@ -257,6 +262,7 @@ stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list)
     if (!st || !machines) {
         return stages::failed(!st ? st.error() : machines.error());
     }
+    c.machines = *machines;
     stages::Outcome planned = stages::plan(list, {o.kube.cluster, c.kube->ns(), true, &c.cluster,
                                                   &c.bundle, *patches, std::move(*machines)});
     if (planned.error) {
@@ -278,14 +284,76 @@ stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list)
     return planned;
 }
 
+// The machines of this cluster that the plan skipped as already adopted and that still carry the
+// hold: an earlier run was interrupted between its write and its release. A rerun releases them
+// after the same zero-drift check (ADR 0128 decision 1 step 3, "idempotent rerun").
+std::vector<std::string> left_held(const Options& o, const Context& c,
+                                   const doc::ResourceList& plan) {
+    std::vector<std::string> names;
+    for (const auto& item : plan.items) {
+        const std::string uuid = util::to_lower(doc::get_string(item, "status.identity.uuid"));
+        if (item.value("kind", "") != "Inspection" || uuid.empty()) {
+            continue;
+        }
+        for (const auto& m : c.machines) {
+            const doc::Value* a = doc::find_path(m, "metadata.annotations");
+            if (util::to_lower(doc::get_string(m, "spec.identity.uuid")) == uuid &&
+                doc::get_string(m, "spec.cluster") == o.kube.cluster &&
+                doc::get_string(m, "spec.approval") == "Approved" && a != nullptr &&
+                a->is_object() && a->contains(std::string(vocab::k_annotation_hold_apply))) {
+                names.push_back(doc::get_string(m, "metadata.name"));
+            }
+        }
+    }
+    return names;
+}
+
+// The plan's own findings about the nodes nothing is written for (skipped, refused, blocked),
+// carried into the final document so that each is named where the outcome is reported.
+void carry_stopped(const doc::ResourceList& plan, doc::ResourceList& out) {
+    for (const auto& r : plan.results) {
+        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
+        if (r.value("severity", "") == "error" || code == "AlreadyAdopted") {
+            out.results.push_back(r);
+        }
+    }
+}
+
+stages::Outcome release_only(const Options& o, Context& c, const doc::ResourceList& plan,
+                             const std::vector<std::string>& held, cli::Streams& s) {
+    doc::ResourceList out;
+    stages::Outcome release;
+    if (!held.empty()) {
+        cli::Progress progress(s);
+        progress.announce("Release " + util::join(held, ", ") +
+                          ", held by an earlier run, after the zero-drift check");
+        auto ro =
+            stages::release_options(*c.objects, o.kube.cluster, held, c.talos, c.talosconfig_path,
+                                    o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
+        ro.progress = [&progress](std::string_view m) { progress.update(m); };
+        ro.say = [&progress](std::string_view m) { progress.announce(m); };
+        release = stages::hold_release(out, ro);
+        progress.done();
+        if (release.error) {
+            return release;
+        }
+    }
+    carry_stopped(plan, out);
+    if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
+        return stages::failed(st.error());
+    }
+    return release;
+}
+
 stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceList plan,
-                                  cli::Streams& s) {
+                                  const std::vector<std::string>& held, cli::Streams& s) {
     std::vector<std::string> names;
     for (const auto& i : plan.items) {
         if (i.value("kind", "") == "TalosMachine") {
             names.push_back(doc::get_string(i, "metadata.name"));
         }
     }
+    const doc::ResourceList planned = plan;
     std::string what = "create " + std::to_string(names.size()) + " held TalosMachine(s) (" +
                        util::join(names, ", ") + ") and their patches in namespace " + c.kube->ns();
     if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
@@ -300,6 +368,7 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
         progress.done();
         return apply;
     }
+    names.insert(names.end(), held.begin(), held.end());
     auto ro =
         stages::release_options(*c.objects, o.kube.cluster, names, c.talos, c.talosconfig_path,
                                 o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
@@ -311,6 +380,7 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     if (release.error) {
         return release;
     }
+    carry_stopped(planned, out);
     for (auto& r : applied.results) {
         out.results.push_back(r);
     }
@@ -318,7 +388,8 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
         return stages::failed(st.error());
     }
     // The adoption's outcome: the machines released, and every machine that stopped in either
-    // step (a conflict at apply, a failed check or wait at release).
+    // step (refused or blocked by the plan, or a conflict at apply; a failed check or wait at
+    // release): some released and some stopped is partial (exit 5).
     release.stopped += apply.stopped;
     return release;
 }
@@ -353,24 +424,26 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (planned.error) {
         return planned;
     }
-    if (o.plan_only || plan.has_errors()) {
+    if (o.plan_only || refused_whole(plan)) {
         if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
             return stages::failed(st.error());
         }
-        if (!o.plan_only && refused_whole(plan)) {
-            planned.done = 0; // nothing was written, as the plan's own refusal says
-            return planned;
-        }
         if (!o.plan_only) {
-            return stages::failed(make_error(
-                ErrorKind::Findings,
-                "the plan has refused or blocked machines (see the results above); nothing was "
-                "written",
-                "kubectl ichor adopt ... --plan, then fix what the results name"));
+            planned.done = 0; // nothing was written, as the plan's own refusal says
         }
         return planned;
     }
-    return apply_and_release(o, *c, std::move(plan), s);
+    // Class C blocks that machine, not the run: the writable machines go on, and each refused or
+    // blocked one is named and counted (exit 5). A machine already adopted is skipped, and one an
+    // interrupted run left held is released now (a rerun converges and exits 0).
+    const std::vector<std::string> held = left_held(o, *c, plan);
+    if (planned.done == 0) {
+        stages::Outcome rerun = release_only(o, *c, plan, held, s);
+        rerun.skipped += planned.skipped;
+        rerun.stopped += planned.stopped;
+        return rerun;
+    }
+    return apply_and_release(o, *c, std::move(plan), held, s);
 }
 
 } // namespace

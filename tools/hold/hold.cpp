@@ -23,7 +23,9 @@ const cli::ToolInfo k_info{
     "  kubectl ichor hold release --cluster NAME --talosconfig FILE [--machine NAME...] [--timeout "
     "15m]\n"
     "  kubectl ichor hold abort --cluster NAME [--machine NAME...]",
-    "apply: refuses a plan with any error result; lists the class B changes and asks for consent\n"
+    "apply: a machine the plan refused or blocked is named and not written, the others are (exit\n"
+    "5); a plan whose own refusal stops it is refused. Lists the class B changes and asks for "
+    "consent\n"
     "(typed on the terminal, or --yes); saves each machine's live configuration (secrets "
     "digested)\n"
     "to --backup-dir first; then creates each TalosMachine approved and held\n"

@@ -3,7 +3,9 @@
 // Ready=False while it carries ichor.maesh.dev/hold-apply; once released, Ready=True when the node
 // answers the authenticated Talos API (identity from the cluster's bundle Secret) with the
 // cluster's ID and the machine's UUID, else Ready=False (NodeUnreachable, IdentityMismatch, ...).
-// It writes only the status subresource. The one thing it applies to a node is the provisioning
+// It writes only the status subresource (and, standing in for Ichor's discovery, re-records the
+// maintenance fingerprint and inventory of a pending machine whose node was reset, with an Event:
+// kubelab/discovery.go). The one thing it applies to a node is the provisioning
 // of a released approved machine found in maintenance mode (kubelab/provision.go: the maintenance
 // certificate pinned by status.maintenanceFingerprint, a configuration generated for the cluster).
 //
@@ -47,6 +49,7 @@ func main() {
 	kc.Namespace = *namespace
 	ctl := &kubelab.Controller{Kube: kc, Reader: &talosread.Reader{}, Logf: logf, NodeTimeout: *nodeTimeout}
 	ctl.Provisioner = &kubelab.Provisioner{Client: kubelab.TalosMaintenance{}} // approved machines in maintenance mode
+	ctl.Discovery = &kubelab.Discovery{Client: kubelab.TalosMaintenance{}}     // pending machines: refresh (discovery.go)
 	if *simPath != "" {
 		if ctl.Sim, err = kubelab.LoadSim(*simPath); err != nil {
 			logf("%v", err)

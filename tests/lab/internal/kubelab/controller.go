@@ -60,6 +60,7 @@ type Controller struct {
 	NodeTimeout time.Duration // per node read, default 3 s
 	Parallel    int           // machines reconciled at once, default 8
 	Provisioner *Provisioner  // optional: provisions approved machines in maintenance mode (provision.go)
+	Discovery   *Discovery    // optional: refreshes pending machines, as Ichor's discovery (discovery.go)
 
 	mu   sync.Mutex
 	last map[string]string // machine → last logged outcome
@@ -99,7 +100,7 @@ func (c *Controller) Pass(ctx context.Context) error {
 		}(i)
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.refreshPending(ctx, machines.Items, env.clusters))...)
 }
 
 // passEnv caches, for one pass, the clusters and their bundles.

@@ -57,6 +57,10 @@ type fakeAPI struct {
 	machines []TalosMachine
 	patches  map[string][]Condition
 	nPatches int
+	// discovery.go: prod's spec.discovery.addresses, and the Events created
+	discovery []string
+	statuses  map[string]TalosMachineStatus
+	events    []map[string]any
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +72,13 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(TalosMachineList{Items: f.machines})
 	case r.Method == "GET" && r.URL.Path == base+"talosclusters":
 		_ = json.NewEncoder(w).Encode(TalosClusterList{Items: []TalosCluster{{Metadata: ObjectMeta{Name: "prod", Namespace: "ichor-system"},
-			Spec: TalosClusterSpec{SecretsBundleRef: SecretsBundleRef{Name: "prod-secrets"}}}}})
+			Spec: TalosClusterSpec{SecretsBundleRef: SecretsBundleRef{Name: "prod-secrets"},
+				Discovery: &DiscoverySpec{Addresses: f.discovery}}}}})
+	case r.Method == "POST" && r.URL.Path == "/api/v1/namespaces/ichor-system/events":
+		var e map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&e)
+		f.events = append(f.events, e)
+		_, _ = w.Write([]byte("{}"))
 	case r.Method == "GET" && r.URL.Path == "/api/v1/namespaces/ichor-system/secrets/prod-secrets":
 		_ = json.NewEncoder(w).Encode(Secret{Data: map[string][]byte{"bundle.yaml": []byte("cluster:\n  id: cid-prod\n")}})
 	case r.Method == "PATCH" && strings.HasPrefix(r.URL.Path, base+"talosmachines/") && strings.HasSuffix(r.URL.Path, "/status"):
@@ -87,10 +97,15 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.nPatches++
 		f.patches[name] = p.Status.Conditions
+		if f.statuses != nil {
+			f.statuses[name] = p.Status
+		}
 		for i := range f.machines {
 			if f.machines[i].Metadata.Name == name {
 				st := p.Status
 				f.machines[i].Status = &st
+				_ = json.NewEncoder(w).Encode(f.machines[i])
+				return
 			}
 		}
 		_, _ = w.Write([]byte("{}"))
