@@ -10,6 +10,7 @@
 #include "common/util/result.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ichor::stages {
@@ -38,6 +39,11 @@ struct PlanOptions {
 // that already are a TalosMachine. A TalosCluster the render cannot use (missing fields, unknown
 // version contract) is the outcome's Config error and nothing is added.
 Outcome plan(doc::ResourceList& list, const PlanOptions& options);
+
+// The plan's record of what it was made from, one item of the suite's API (docs/stream.md,
+// "PlanBasis"): hold apply re-reads each before its first write and refuses a stale plan.
+inline constexpr std::string_view k_plan_basis_kind = "PlanBasis";
+bool is_plan_basis(const doc::Value& item);
 
 // -o table: one row per planned TalosMachine: MACHINE ROLE ADDRESS INSTALL-DISK IMAGE PATCH.
 std::string plan_table(const doc::ResourceList& list, bool color);

@@ -230,6 +230,12 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     cli::Progress progress(s);
     stages::ApplyOptions ao{c.objects.get(), o.backup_dir, util::now_rfc3339(),
                             [&progress](std::string_view m) { progress.announce(m); }};
+    auto ep = o.talos.endpoint_for(c.talos);
+    if (!ep) {
+        progress.done();
+        return stages::failed(ep.error());
+    }
+    ao.read_config = stages::config_reader(c.talos, *ep, o.talos.call_timeout_ms);
     doc::ResourceList applied = std::move(plan);
     stages::Outcome apply = stages::hold_apply(applied, ao);
     if (apply.error) {
