@@ -330,8 +330,13 @@ Result<Response> Client::request(const std::string& method, const std::string& p
             m_exec_cred.reset();
             continue;
         }
-        if ((r->status == 429 || r->status == 503) && attempt < m_opts.max_attempts) {
-            long secs = retry_after_seconds(r->retry_after, r->body).value_or(1);
+        // 429 and 503 always (1 s when the server names no wait); any other 5xx only when the
+        // server asks for a retry with Retry-After, as client-go's checkWait does.
+        auto wait = retry_after_seconds(r->retry_after, r->body);
+        bool retriable = r->status == 429 || r->status == 503 ||
+                         (r->status >= 500 && !r->retry_after.empty() && wait.has_value());
+        if (retriable && attempt < m_opts.max_attempts) {
+            long secs = wait.value_or(1);
             m_opts.sleep_ms(std::clamp<std::int64_t>(secs * 1000, 0, m_opts.max_retry_wait_ms));
             continue;
         }

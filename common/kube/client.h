@@ -14,7 +14,8 @@
 // kubeconfig says insecure-skip-tls-verify; the proxy is the cluster's proxy-url, else
 // HTTPS_PROXY/HTTP_PROXY of the given Environment minus NO_PROXY, loopback and localhost (as Go
 // does), never the process environment; 429 and 503 are retried after Retry-After (at most
-// max_attempts tries, each wait capped); a 401 with an exec plugin runs the plugin once more and
+// max_attempts tries, each wait capped), another 5xx only when it carries a Retry-After header
+// (client-go's rule); a 401 with an exec plugin runs the plugin once more and
 // retries once; `Warning:` response headers go to on_warning, each text once per client; a
 // response body past max_response_bytes is refused (ResponseTooLarge) as it arrives.
 #pragma once

@@ -315,6 +315,30 @@ TEST_CASE("client: 429 and 503 are retried after Retry-After, at most max_attemp
     CHECK(g_sleeps == std::vector<std::int64_t>(4, 10000)); // capped
 }
 
+TEST_CASE("client: another 5xx is retried only when it carries Retry-After", "[kube][client]") {
+    int calls = 0;
+    FakeServer srv([&](const FakeServer::Request& r) {
+        ++calls;
+        if (r.target.find("asked") != std::string::npos && calls == 1) {
+            return FakeServer::Reply{500, "{}", {"Retry-After: 3"}};
+        }
+        if (r.target.find("plain") != std::string::npos) {
+            return FakeServer::Reply{502, "{}", {}};
+        }
+        return FakeServer::Reply{200, R"({"ok":true})", {}};
+    });
+    g_sleeps.clear();
+    Client c(config_for(srv.url()), Environment{}, test_options());
+    REQUIRE(c.get("/api/asked").ok());
+    CHECK(g_sleeps == std::vector<std::int64_t>{3000});
+    CHECK(calls == 2);
+    g_sleeps.clear();
+    auto e = c.get("/api/plain");
+    REQUIRE_FALSE(e.ok());
+    CHECK(calls == 3); // not retried
+    CHECK(g_sleeps.empty());
+}
+
 TEST_CASE("client: a response body past max_response_bytes is refused, not read",
           "[kube][client]") {
     const std::string big = R"({"items":[")" + std::string(5000, 'x') + R"("]})";

@@ -119,7 +119,7 @@ std::string explain(const Options& o) {
                     (o.bundle.file.empty() ? "" : " --secrets-bundle " + o.bundle.file) +
                     " --add-machine > plan.yaml\n";
     if (!o.plan_only) {
-        s += "kubectl ichor hold apply -f plan.yaml" + ns + (o.yes ? " --yes" : "") + "\n";
+        s += "kubectl ichor hold apply -f plan.yaml" + ns + tc + (o.yes ? " --yes" : "") + "\n";
         s += "kubectl ichor hold release --cluster " + o.kube.cluster + ns + tc + "\n";
     }
     return s;
