@@ -25,10 +25,12 @@ cleanup() {
   kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":1}}}' > /dev/null
 }
 restore_nodes() { # the scenario's configurations again
-  sim POST /nodes/prod-w-2/config 'machine: {sysctls: {vm.overcommit_memory: {$patch: delete}}}' > /dev/null 2>&1
+  sim POST /nodes/prod-w-2/config 'machine: {sysctls: {vm.overcommit_memory: {$patch: delete}, net.core.somaxconn: {$patch: delete}}}' > /dev/null 2>&1
 }
 trap 'fault_proxy_stop "$FP"; restore_nodes; cleanup' EXIT
 cleanup
+# A class A setting on the node, so that the plan has a patch to write as well as the machine.
+sim POST /nodes/prod-w-2/config 'machine: {sysctls: {net.core.somaxconn: "65535"}}' > /dev/null
 run plan "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json
 expect_eq "the plan: exit 0" "$(rc plan)" 0
 PLAN=$OUT/plan.out
@@ -131,7 +133,7 @@ expect_eq "drift: the machine named, DriftSincePlan" \
   "DriftSincePlan prod-w-2"
 expect_contains "drift: the new setting named" "$(out drifted | jq -r '.results[].message')" "vm.overcommit_memory"
 expect_eq "drift: the hold stays" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.metadata.annotations.ichor\.maesh\.dev/hold-apply}')" true
-restore_nodes
+sim POST /nodes/prod-w-2/config 'machine: {sysctls: {vm.overcommit_memory: {$patch: delete}}}' > /dev/null
 run undrifted "$H" release --cluster prod --machine prod-w-2 --talosconfig "$TC" --timeout 60s
 expect_eq "drift gone: the rerun releases (exit 0)" "$(rc undrifted)" 0
 expect_eq "drift gone: Ready" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" True
