@@ -47,6 +47,7 @@ std::span<const Path> all_paths() {
         k_documents,
         k_version_contract,
         k_config,
+        k_config_digest,
         k_etcd,
         k_etcd_members,
         k_etcd_member_id,

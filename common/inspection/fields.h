@@ -67,6 +67,9 @@ inline constexpr Path k_documents{"status.facts.documents"};
 inline constexpr Path k_version_contract{"status.facts.versionContract"};
 
 inline constexpr Path k_config{"status.config"}; // the documents, secrets digested
+// "sha256:<hex>" of the configuration's bytes exactly as the node returned them: what hold apply
+// compares a fresh read with, so that a saved plan is applied only to the node it was made from.
+inline constexpr Path k_config_digest{"status.configDigest"};
 
 inline constexpr Path k_etcd{"status.etcd"};
 inline constexpr Path k_etcd_members{"status.etcd.members"}; // records keyed by member::

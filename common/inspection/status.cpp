@@ -109,6 +109,7 @@ bool put_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) {
                 if (parsed) {
                     facts = machineconfig::extract_facts(*parsed);
                     put(r.item, f::k_config) = machineconfig::digest_secrets(parsed->documents);
+                    put(r.item, f::k_config_digest) = util::sha256_digest(mc->yaml_marshalled());
                     have_config = true;
                 } else {
                     r.add(doc::Severity::Warning, parsed.error().message, "MalformedConfig");

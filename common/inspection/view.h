@@ -73,6 +73,8 @@ class View {
 
     // The configuration's documents, secrets digested (an os:admin read only).
     [[nodiscard]] const doc::Value* config() const { return list(field::k_config); }
+    // The digest of the configuration's bytes as read; empty when not read.
+    [[nodiscard]] std::string config_digest() const { return text(field::k_config_digest); }
 
     // What the node reported of its storage and links.
     [[nodiscard]] const doc::Value* disks() const { return list(field::k_disks); }

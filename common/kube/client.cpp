@@ -19,10 +19,17 @@ struct Collected {
     std::string content_type;
     std::string retry_after;
     std::vector<std::string> warnings;
+    std::size_t max_body = 0;
+    bool too_large = false;
 };
 
 size_t on_body(char* p, size_t size, size_t n, void* ud) {
-    static_cast<Collected*>(ud)->body.append(p, size * n);
+    auto* c = static_cast<Collected*>(ud);
+    if (c->body.size() + size * n > c->max_body) {
+        c->too_large = true;
+        return 0; // libcurl ends the transfer (CURLE_WRITE_ERROR)
+    }
+    c->body.append(p, size * n);
     return size * n;
 }
 
@@ -30,7 +37,7 @@ size_t on_header(char* p, size_t size, size_t n, void* ud) {
     auto* c = static_cast<Collected*>(ud);
     std::string_view line(p, size * n);
     if (util::starts_with(line, "HTTP/")) { // a new response (after 100 Continue): start over
-        *c = Collected{};
+        *c = Collected{.max_body = c->max_body};
         return size * n;
     }
     auto colon = line.find(':');
@@ -89,6 +96,11 @@ Error transport_error(CURLcode rc, const char* errbuf, const RestConfig& cfg) {
                           "cannot reach the Kubernetes API at " + server + ": " + detail,
                           "kubectl cluster-info", "Unreachable");
     }
+}
+
+std::string size_text(std::size_t bytes) {
+    return bytes % (1u << 20) == 0 ? std::to_string(bytes >> 20) + " MiB"
+                                   : std::to_string(bytes) + " bytes";
 }
 
 bool is_success(long status) {
@@ -242,6 +254,7 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
     curl_easy_reset(h); // keeps the connection cache
     char errbuf[CURL_ERROR_SIZE] = {0};
     Collected got;
+    got.max_body = m_opts.max_response_bytes;
     const UserConfig& u = m_config.user;
     const bool exec_token = m_exec_cred && !m_exec_cred->token.empty();
     const bool exec_cert = m_exec_cred && !m_exec_cred->client_cert_pem.empty();
@@ -281,6 +294,14 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
     }
     set_method(h, method, body);
     CURLcode rc = curl_easy_perform(h);
+    if (got.too_large) {
+        reset_handle(); // the rest of that answer must not be read as the next one
+        return make_error(ErrorKind::Unreachable,
+                          method + " " + path + " on " + m_config.cluster.server +
+                              ": the response is larger than " +
+                              size_text(m_opts.max_response_bytes) + "; it was not read",
+                          "kubectl get --raw '" + path + "' | wc -c", "ResponseTooLarge");
+    }
     if (rc != CURLE_OK) {
         return transport_error(rc, errbuf, m_config);
     }
@@ -309,8 +330,13 @@ Result<Response> Client::request(const std::string& method, const std::string& p
             m_exec_cred.reset();
             continue;
         }
-        if ((r->status == 429 || r->status == 503) && attempt < m_opts.max_attempts) {
-            long secs = retry_after_seconds(r->retry_after, r->body).value_or(1);
+        // 429 and 503 always (1 s when the server names no wait); any other 5xx only when the
+        // server asks for a retry with Retry-After, as client-go's checkWait does.
+        auto wait = retry_after_seconds(r->retry_after, r->body);
+        bool retriable = r->status == 429 || r->status == 503 ||
+                         (r->status >= 500 && !r->retry_after.empty() && wait.has_value());
+        if (retriable && attempt < m_opts.max_attempts) {
+            long secs = wait.value_or(1);
             m_opts.sleep_ms(std::clamp<std::int64_t>(secs * 1000, 0, m_opts.max_retry_wait_ms));
             continue;
         }

@@ -14,8 +14,10 @@
 // kubeconfig says insecure-skip-tls-verify; the proxy is the cluster's proxy-url, else
 // HTTPS_PROXY/HTTP_PROXY of the given Environment minus NO_PROXY, loopback and localhost (as Go
 // does), never the process environment; 429 and 503 are retried after Retry-After (at most
-// max_attempts tries, each wait capped); a 401 with an exec plugin runs the plugin once more and
-// retries once; `Warning:` response headers go to on_warning, each text once per client.
+// max_attempts tries, each wait capped), another 5xx only when it carries a Retry-After header
+// (client-go's rule); a 401 with an exec plugin runs the plugin once more and
+// retries once; `Warning:` response headers go to on_warning, each text once per client; a
+// response body past max_response_bytes is refused (ResponseTooLarge) as it arrives.
 #pragma once
 
 #include "common/doc/value.h"
@@ -26,6 +28,7 @@
 #include "common/util/result.h"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,6 +42,10 @@ struct ClientOptions {
     std::int64_t timeout_ms = 30000;        // one try of one request, connection included
     int max_attempts = 5;                   // tries of a request answered 429 or 503
     std::int64_t max_retry_wait_ms = 10000; // cap of one Retry-After wait (default wait: 1 s)
+    // One response body, decompressed, at most: the stream limit (doc::Limits::max_stream_bytes,
+    // 64 MiB), since every answer becomes part of a stream. A longer one is cut off and is the
+    // error ResponseTooLarge (Unreachable): nothing of it is parsed.
+    std::size_t max_response_bytes = std::size_t{64} << 20;
     std::string user_agent = "kubectl-ichor";
     WarningSink on_warning; // API server warnings; kubectl prints "Warning: <text>"
     ExecIo exec_io;

@@ -191,12 +191,20 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
     spec.envp = child_env(env, exec, exec_info_json(exec, cluster, interactive));
     spec.inherit_stdin = interactive;
     spec.stderr_fd = io.stderr_fd;
-    spec.timeout_ms = interactive ? 0 : io.timeout_ms;
+    spec.timeout_ms = interactive ? io.interactive_timeout_ms : io.timeout_ms;
+    spec.max_output_bytes = io.max_output_bytes;
     auto res = run_process(spec);
     if (!res) {
         return plugin_error(exec, res.error().message, "ExecPluginFailed");
     }
     std::string detail = res->err.empty() ? "" : ": " + last_line(res->err);
+    if (res->output_too_large) {
+        return plugin_error(exec,
+                            "\"" + exec.command + "\" wrote more than " +
+                                std::to_string(io.max_output_bytes) +
+                                " bytes; it was stopped and its output not read",
+                            "ExecPluginFailed");
+    }
     if (res->timed_out) {
         return plugin_error(exec,
                             "\"" + exec.command + "\" did not finish within " +

@@ -7,6 +7,7 @@
 #include "common/util/result.h"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,7 +22,13 @@ struct ExecIo {
     bool stdin_is_terminal = false;
     int stderr_fd = 2; // the plugin's prompts and errors go here (kubectl: its stderr); < 0:
                        // captured into error messages
-    std::int64_t timeout_ms = 120000; // non-interactive runs only; 0: none
+    std::int64_t timeout_ms = 120000; // a non-interactive run; 0: none
+    // A run with the terminal (a login the user types): kubectl waits forever; a plugin that
+    // never ends must not hang the tool, so it gets a bound long enough for a person.
+    std::int64_t interactive_timeout_ms = 10 * 60 * 1000;
+    // An ExecCredential is a token or a certificate and key, a few KiB; a plugin writing more
+    // than this on stdout (or on stderr when captured) is killed, its output not parsed.
+    std::size_t max_output_bytes = 1u << 20;
 };
 
 // What a plugin returned: a bearer token, or a client certificate and key (PEM), and when it
@@ -48,7 +55,8 @@ Result<ExecCredential> parse_exec_credential(std::string_view out, const ExecCon
 
 // Runs the plugin with env + exec.env + KUBERNETES_EXEC_INFO and parses its reply. Errors
 // (Config): ExecPluginNotFound (hint: the installHint), ExecPluginInteractive (mode Always without
-// a terminal; the plugin is not run), ExecPluginFailed (non-zero exit, signal or timeout), and
+// a terminal; the plugin is not run), ExecPluginFailed (non-zero exit, signal, timeout, or output
+// past ExecIo::max_output_bytes), and
 // those of parse_exec_credential.
 Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConfig& cluster,
                                        const Environment& env, const ExecIo& io);

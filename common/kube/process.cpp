@@ -53,8 +53,11 @@ struct Pipe {
     }
 };
 
-// Reads both pipes until EOF or the deadline. Returns false on timeout.
-bool drain(Pipe& out, Pipe* err, ProcessResult& res, std::int64_t timeout_ms) {
+enum class Drained { Done, TimedOut, TooLarge };
+
+// Reads both pipes until EOF, the deadline or more than `max_bytes` on one of them.
+Drained drain(Pipe& out, Pipe* err, ProcessResult& res, std::int64_t timeout_ms,
+              std::size_t max_bytes) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     char buf[8192];
     while (out.r >= 0 || (err != nullptr && err->r >= 0)) {
@@ -64,13 +67,13 @@ bool drain(Pipe& out, Pipe* err, ProcessResult& res, std::int64_t timeout_ms) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) {
-                return false;
+                return Drained::TimedOut;
             }
             wait = static_cast<int>(left.count());
         }
         int n = ::poll(fds, 2, wait);
         if (n < 0 && errno != EINTR) {
-            return true;
+            return Drained::Done;
         }
         for (int i = 0; i < 2 && n > 0; ++i) {
             if (fds[i].fd < 0 || fds[i].revents == 0) {
@@ -79,13 +82,17 @@ bool drain(Pipe& out, Pipe* err, ProcessResult& res, std::int64_t timeout_ms) {
             Pipe& p = i == 0 ? out : *err;
             ssize_t got = ::read(p.r, buf, sizeof buf);
             if (got > 0) {
-                (i == 0 ? res.out : res.err).append(buf, static_cast<size_t>(got));
+                std::string& into = i == 0 ? res.out : res.err;
+                if (max_bytes > 0 && into.size() + static_cast<size_t>(got) > max_bytes) {
+                    return Drained::TooLarge;
+                }
+                into.append(buf, static_cast<size_t>(got));
             } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
                 p.close_read();
             }
         }
     }
-    return true;
+    return Drained::Done;
 }
 
 } // namespace
@@ -147,8 +154,11 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     out.close_write();
     err.close_write();
     ProcessResult res;
-    if (!drain(out, capture_err ? &err : nullptr, res, spec.timeout_ms)) {
-        res.timed_out = true;
+    Drained d =
+        drain(out, capture_err ? &err : nullptr, res, spec.timeout_ms, spec.max_output_bytes);
+    if (d != Drained::Done) {
+        res.timed_out = d == Drained::TimedOut;
+        res.output_too_large = d == Drained::TooLarge;
         ::kill(pid, SIGKILL);
     }
     int status = 0;

@@ -4,6 +4,7 @@
 
 #include "common/util/result.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,12 +19,16 @@ struct ProcessSpec {
     bool inherit_stdin = false;    // else /dev/null
     int stderr_fd = 2;             // the child's stderr goes here; < 0: captured
     std::int64_t timeout_ms = 0;   // 0: none; on expiry the child is killed
+    // Bytes read from stdout, and from stderr when captured, each at most; 0: no limit. Past
+    // it the child is killed and nothing more is read.
+    std::size_t max_output_bytes = 0;
 };
 
 struct ProcessResult {
     int exit_code = -1; // -1 when killed by a signal
     int signal = 0;
     bool timed_out = false;
+    bool output_too_large = false; // killed for writing past max_output_bytes
     std::string out;
     std::string err; // only when stderr_fd < 0
 };

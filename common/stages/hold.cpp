@@ -5,13 +5,17 @@
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
 #include "common/talos/address.h"
+#include "common/talos/client.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -159,30 +163,181 @@ std::string plan_digest(const doc::ResourceList& plan) {
 
 namespace {
 
-Status write_backups(const doc::ResourceList& plan, const ApplyOptions& o) {
-    ::mkdir(o.backup_dir.c_str(), 0700);
+// A configuration as read before the first write: the backup's bytes.
+struct FreshConfig {
+    std::string address;
+    std::string bytes;
+};
+
+const Value* find_basis(const doc::ResourceList& plan) {
     for (const auto& item : plan.items) {
-        const inspection::View node(item);
-        if (node.kind() != inspection::field::k_inspection || node.config() == nullptr) {
-            continue;
+        if (is_plan_basis(item)) {
+            return &item;
         }
-        std::string addr = node.address();
-        std::vector<Value> docs;
-        for (const auto& d : *node.config()) {
-            docs.push_back(machineconfig::digest_secrets(d));
+    }
+    return nullptr;
+}
+
+std::string annotation(const Value& obj, std::string_view key); // below
+
+// What changed in the cluster's objects since the plan: one line per change.
+Result<std::vector<std::string>> changed_objects(const doc::ResourceList& plan, const Value& basis,
+                                                 IchorObjects& objects) {
+    std::vector<std::string> changed;
+    const Value* tc = doc::find_path(basis, "spec.talosCluster");
+    const std::string ns = tc != nullptr ? tc->value("namespace", objects.ns()) : objects.ns();
+    const std::string cluster = tc != nullptr ? tc->value("name", "") : "";
+    const std::string what = "TalosCluster " + ns + "/" + cluster;
+    auto live = objects.get("talosclusters", ns, cluster);
+    if (!live && live.error().code != "NotFound") {
+        return live.error().wrap("reading " + what);
+    }
+    const std::string was = tc != nullptr ? tc->value("resourceVersion", "") : "";
+    // A whole-cluster plan creates its TalosCluster: absent, or there from this plan's earlier
+    // try, it is as the plan saw it.
+    const bool creates = std::any_of(plan.items.begin(), plan.items.end(), [&](const Value& i) {
+        return is_created_kind(i) && i.value("kind", "") == "TalosCluster" && name_of(i) == cluster;
+    });
+    if (creates) {
+        if (live && annotation(*live, vocab::k_annotation_plan_digest) != plan_digest(plan)) {
+            changed.push_back(what + " was created since the plan");
         }
+    } else if (!live) {
+        changed.push_back(what + " was deleted");
+    } else if (auto now = doc::get_string(*live, "metadata.resourceVersion"); now != was) {
+        changed.push_back(what + " changed (resourceVersion " + was + ", now " + now + ")");
+    }
+    auto patches = objects.list("talosconfigpatches");
+    if (!patches) {
+        return patches.error();
+    }
+    std::map<std::string, std::string> recorded;
+    if (const Value* p = doc::find_path(basis, "spec.patches"); p != nullptr && p->is_array()) {
+        for (const auto& r : *p) {
+            recorded[r.value("name", "")] = r.value("resourceVersion", "");
+        }
+    }
+    std::set<std::string> planned;
+    for (const auto& item : plan.items) {
+        if (is_created_kind(item)) {
+            planned.insert(name_of(item));
+        }
+    }
+    std::set<std::string> seen;
+    for (const auto& p : *patches) {
+        const std::string name = name_of(p);
+        if (doc::get_string(p, "spec.cluster") != cluster ||
+            (planned.contains(name) && !recorded.contains(name))) {
+            continue; // another cluster's, or this plan's own from an earlier try
+        }
+        seen.insert(name);
+        auto it = recorded.find(name);
+        const std::string now = doc::get_string(p, "metadata.resourceVersion");
+        if (it == recorded.end()) {
+            changed.push_back("TalosConfigPatch " + name + " was added");
+        } else if (it->second != now) {
+            changed.push_back("TalosConfigPatch " + name + " changed (resourceVersion " +
+                              it->second + ", now " + now + ")");
+        }
+    }
+    for (const auto& [name, rv] : recorded) {
+        if (!seen.contains(name)) {
+            changed.push_back("TalosConfigPatch " + name + " was deleted");
+        }
+    }
+    return changed;
+}
+
+// Reads each node the plan creates a machine for, once, and checks the plan against the world:
+// the configurations read (the backups), or why the plan may not be applied.
+Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
+                                                const ApplyOptions& o) {
+    const Value* basis = find_basis(plan);
+    if (basis == nullptr) {
+        return make_error(ErrorKind::Findings,
+                          "the plan records no PlanBasis (what it was made from), so whether it "
+                          "is stale cannot be told; nothing was written",
+                          "plan again with this release: kubectl ichor drift --cluster NAME -f "
+                          "TRUSTED",
+                          "NoPlanBasis");
+    }
+    auto changed = changed_objects(plan, *basis, *o.objects);
+    if (!changed) {
+        return changed.error();
+    }
+    std::vector<FreshConfig> fresh;
+    const Value* nodes = doc::find_path(*basis, "spec.nodes");
+    for (const auto& n : nodes != nullptr && nodes->is_array() ? *nodes : Value::array()) {
+        const std::string text = n.value("address", "");
+        auto addr = talos::parse_address(text);
+        if (!addr) {
+            return addr.error().wrap("the plan's PlanBasis");
+        }
+        auto bytes = o.read_config(*addr);
+        if (!bytes) {
+            return bytes.error().wrap("reading the configuration of " + text +
+                                      " before the first write (nothing was written)");
+        }
+        const std::string was = n.value("configDigest", "");
+        if (std::string now = util::sha256_digest(*bytes); now != was) {
+            changed->push_back("the configuration of " + text + " changed (" + was + ", now " +
+                               now + ")");
+        }
+        fresh.push_back({text, std::move(*bytes)});
+    }
+    if (!changed->empty()) {
+        return make_error(ErrorKind::Findings,
+                          "the plan is stale: " + util::join(*changed, "; ") +
+                              "; nothing was written",
+                          "plan again: kubectl ichor inspect ADDRESS... | kubectl ichor "
+                          "trustcheck --cluster NAME | kubectl ichor drift --cluster NAME",
+                          "StalePlan");
+    }
+    return fresh;
+}
+
+Status backup_folder(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        return make_error(ErrorKind::Io,
+                          "cannot create the backup folder " + dir + ": " + std::strerror(errno),
+                          "", "BackupFailed");
+    }
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return make_error(ErrorKind::Io, "the backup folder " + dir + " is not a folder", "",
+                          "BackupFailed");
+    }
+    if ((st.st_mode & 077) != 0) {
+        return make_error(ErrorKind::Config,
+                          "the backup folder " + dir +
+                              " can be entered by group or others, and backups hold secrets; "
+                              "nothing was written",
+                          "chmod 700 " + dir, "BackupFolderOpen");
+    }
+    return ok_status();
+}
+
+Status write_backups(const std::vector<FreshConfig>& fresh, const ApplyOptions& o) {
+    if (fresh.empty()) {
+        return ok_status();
+    }
+    if (auto st = backup_folder(o.backup_dir); !st) {
+        return st;
+    }
+    for (const auto& f : fresh) {
         // Never over an earlier backup: a rerun in the same second gets the next free suffix.
-        std::string base = o.backup_dir + "/" + addr + "-" + o.now_rfc3339;
+        std::string base = o.backup_dir + "/" + f.address + "-" + o.now_rfc3339;
         std::string path = base + ".yaml";
-        Status st = util::write_private_file(path, doc::to_yaml_stream(docs));
+        Status st = util::write_private_file(path, f.bytes);
         for (int n = 2; !st && util::read_file(path).ok() && n < 100; ++n) {
             path = base + "-" + std::to_string(n) + ".yaml";
-            st = util::write_private_file(path, doc::to_yaml_stream(docs));
+            st = util::write_private_file(path, f.bytes);
         }
         if (!st) {
-            return st.error().wrap("backup of " + addr);
+            return st.error().wrap("backup of " + f.address);
         }
-        o.say("saved the live configuration of " + addr + " (secrets digested) to " + path);
+        o.say("saved the configuration of " + f.address + " as the node returned it to " + path +
+              " (0600); it holds the machine's secrets: keep it safe");
     }
     return ok_status();
 }
@@ -237,7 +392,11 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
                     "kubectl ichor hold apply -f PLAN --secrets-bundle FILE", "NoBundle"));
             }
         }
-        if (auto st = write_backups(list, o); !st) {
+        auto fresh = read_and_check(list, o);
+        if (!fresh) {
+            return failed(fresh.error());
+        }
+        if (auto st = write_backups(*fresh, o); !st) {
             return failed(st.error());
         }
         const doc::ResourceList plan = std::move(list);
@@ -408,6 +567,28 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
 }
 
 } // namespace
+
+ReadConfig config_reader(const talos::TalosContext& context,
+                         const std::optional<talos::Address>& endpoint,
+                         std::int64_t call_timeout_ms) {
+    return [context, endpoint, call_timeout_ms](const talos::Address& a) -> Result<std::string> {
+        const talos::DialOptions dial = talos::mutual_tls(context, call_timeout_ms);
+        std::optional<talos::Endpoint> ep;
+        if (endpoint) {
+            ep.emplace(*endpoint, dial);
+        }
+        talos::NodeClient c = ep ? talos::NodeClient(*ep, a.host) : talos::NodeClient(a, dial);
+        auto res = c.cosi_get(talos::kind::k_machine_config);
+        if (!res) {
+            return res.error();
+        }
+        auto spec = talos::decode_spec<talos::spec::MachineConfig>(*res);
+        if (!spec) {
+            return spec.error();
+        }
+        return spec->yaml_marshalled();
+    };
+}
 
 ReleaseOptions release_options(IchorObjects& objects, const std::string& cluster,
                                std::vector<std::string> machines,

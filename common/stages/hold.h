@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,28 @@ Status check_plan_writable(const doc::ResourceList& plan);
 // annotations): the same plan gives the same digest.
 std::string plan_digest(const doc::ResourceList& plan);
 
+// Reads a node's configuration exactly as the node returns it (the bytes of its MachineConfig
+// resource, secrets included): the backup, and the check that a saved plan is not stale. An error
+// names the node.
+using ReadConfig = std::function<Result<std::string>(const talos::Address&)>;
+
+// A ReadConfig with the talosconfig `context` (os:admin), through `endpoint` when set, each call
+// bounded by `call_timeout_ms`.
+ReadConfig config_reader(const talos::TalosContext& context,
+                         const std::optional<talos::Address>& endpoint,
+                         std::int64_t call_timeout_ms);
+
 // Applies, releases and aborts talk to the Ichor objects through `objects` (objects.h) and, for
 // the zero-drift check, to the node through `read_node` (default: inspect_node with `inspect`).
 struct ApplyOptions {
     IchorObjects* objects = nullptr; // required
-    std::string backup_dir;          // the live configurations are saved here first (0600)
-    std::string now_rfc3339;         // the applied-at annotation
+    // Each node's configuration as the node returned it, secrets included, is saved here first:
+    // the folder 0700 (created when missing, refused when group or others may enter it), each
+    // file 0600, never over an earlier one.
+    std::string backup_dir;
+    std::string now_rfc3339;                   // the applied-at annotation
     std::function<void(std::string_view)> say; // progress lines
+    ReadConfig read_config;                    // required: the fresh read of each node
     // The bundle for the Secret of a whole-cluster plan (which carries no data); required when
     // the plan has one.
     const bundle::Bundle* bundle = nullptr;
@@ -45,11 +61,17 @@ struct ApplyOptions {
 // The stage hold apply (stage.h). `list` is a plan; afterwards it holds the objects as they are
 // now in the cluster, one result per object that could not be written and one (StoppedByPlan)
 // per node the plan refused or blocked: class C blocks that machine, not the run, so the others
-// are written and the outcome counts each stopped node (exit 5 when some were written). A plan
-// that creates nothing, or whose error results name no node or a node it still plans (its own
-// refusal), is refused (the outcome's Findings error) before any write.
-// Backups first; then each object is created; one that exists with this plan's digest is counted
-// as done and skipped (a rerun converges), one with another digest is a Conflict result (stopped).
+// are written and the outcome counts each stopped node (exit 5 when some were written). Refused
+// before any write (the outcome's error): a plan that creates nothing, or whose error results
+// name no node or a node it still plans (its own refusal) (Findings); a whole-cluster plan's
+// bundle Secret without a bundle (NoBundle); a stale plan (Findings, code StalePlan, the message
+// naming each change): a TalosCluster or a TalosConfigPatch of the cluster whose resourceVersion
+// is not the one the plan's PlanBasis recorded (a patch or a TalosCluster this plan creates, left
+// by an earlier try, is not a change), a patch added or deleted, a node whose configuration
+// digest differs; a plan without a PlanBasis (NoPlanBasis); a node or object that cannot be read
+// (its error). Then the backups, then each object is created; one that exists with this plan's
+// digest is counted as done and skipped (a rerun converges), one with another digest is a
+// Conflict result (stopped).
 Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& options);
 
 // Reads a node for the zero-drift check: the Inspection, its results appended to `results`.

@@ -584,18 +584,51 @@ std::string machine_name(const std::string& hostname, const std::string& uuid) {
 
 namespace {
 
-// The objects a plan adds (TalosMachine, TalosConfigPatch of the Ichor API): an earlier plan's.
+// The objects a plan adds (TalosMachine, TalosConfigPatch of the Ichor API, its PlanBasis): an
+// earlier plan's.
 void drop_planned_objects(doc::ResourceList& list) {
     Value kept = Value::array();
     for (auto& item : list.items) {
         const std::string kind = item.value("kind", "");
-        bool planned = item.value("apiVersion", "") == doc::k_ichor_api &&
-                       (kind == "TalosMachine" || kind == "TalosConfigPatch");
+        bool planned = (item.value("apiVersion", "") == doc::k_ichor_api &&
+                        (kind == "TalosMachine" || kind == "TalosConfigPatch")) ||
+                       is_plan_basis(item);
         if (!planned) {
             kept.push_back(std::move(item));
         }
     }
     list.items = std::move(kept);
+}
+
+// What the plan was made from (docs/stream.md, "PlanBasis"): the TalosCluster's and the cluster's
+// patches' resourceVersions and the configuration digest of each machine it creates.
+Value plan_basis(const std::vector<NodePlan>& nodes, const PlanOptions& o) {
+    Value b = Value::object();
+    b["apiVersion"] = std::string(doc::k_adopt_api);
+    b["kind"] = std::string(k_plan_basis_kind);
+    b["metadata"]["name"] = o.cluster;
+    b["spec"]["talosCluster"] = {
+        {"namespace", o.ns},
+        {"name", o.cluster},
+        {"resourceVersion", doc::get_string(*o.talos_cluster, "metadata.resourceVersion")}};
+    Value patches = Value::array();
+    for (const auto& p : o.patches) {
+        if (doc::get_string(p, "spec.cluster") == o.cluster) {
+            patches.push_back(
+                {{"name", doc::get_string(p, "metadata.name")},
+                 {"resourceVersion", doc::get_string(p, "metadata.resourceVersion")}});
+        }
+    }
+    b["spec"]["patches"] = std::move(patches);
+    Value machines = Value::array();
+    for (const auto& n : nodes) {
+        if (n.outcome == "writable") {
+            machines.push_back({{"address", doc::get_string(n.machine, "spec.address")},
+                                {"configDigest", View(*n.inspection).config_digest()}});
+        }
+    }
+    b["spec"]["nodes"] = std::move(machines);
+    return b;
 }
 
 Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
@@ -654,6 +687,7 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
         }
     }
     summarize(list, nodes, s, o);
+    list.items.push_back(plan_basis(nodes, o));
     for (auto& c : created) {
         list.items.push_back(std::move(c));
     }
@@ -665,6 +699,11 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
 }
 
 } // namespace
+
+bool is_plan_basis(const Value& item) {
+    return item.value("apiVersion", "") == doc::k_adopt_api &&
+           item.value("kind", "") == k_plan_basis_kind;
+}
 
 Outcome plan(doc::ResourceList& list, const PlanOptions& o) {
     return run_stage("drift", list, [&] { return plan_nodes(list, o); });
@@ -699,7 +738,7 @@ std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
     int others = 0;
     for (const auto& item : list.items) {
         if (item.value("kind", "") != "TalosMachine") {
-            others += item.value("kind", "") != "TalosConfigPatch";
+            others += item.value("kind", "") != "TalosConfigPatch" && !is_plan_basis(item);
             continue;
         }
         const std::string name = doc::get_string(item, "metadata.name");

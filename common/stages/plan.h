@@ -11,6 +11,7 @@
 #include "common/util/result.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ichor::stages {
@@ -49,6 +50,11 @@ Result<std::vector<doc::Value>> render_machine(const doc::Value& machine,
                                                const render::ClusterSpec& cluster,
                                                const bundle::Bundle& bundle,
                                                const std::vector<doc::Value>& patches);
+
+// The plan's record of what it was made from, one item of the suite's API (docs/stream.md,
+// "PlanBasis"): hold apply re-reads each before its first write and refuses a stale plan.
+inline constexpr std::string_view k_plan_basis_kind = "PlanBasis";
+bool is_plan_basis(const doc::Value& item);
 
 // -o table: one row per planned TalosMachine: MACHINE ROLE ADDRESS INSTALL-DISK IMAGE PATCH.
 std::string plan_table(const doc::ResourceList& list, bool color);

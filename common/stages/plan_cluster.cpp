@@ -728,7 +728,7 @@ void drop_planned(doc::ResourceList& list) {
     for (auto& item : list.items) {
         const bool ours =
             is_kind(item, "TalosMachine") || is_kind(item, "TalosConfigPatch") ||
-            is_kind(item, "TalosCluster") ||
+            is_kind(item, "TalosCluster") || is_plan_basis(item) ||
             (item.value("kind", "") == "Secret" && item.value("apiVersion", "") == "v1");
         if (!ours) {
             kept.push_back(std::move(item));
@@ -923,6 +923,11 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     });
     for (const Value* m : ordered) {
         created.push_back(*m);
+    }
+    for (const auto& item : per_machine.items) {
+        if (is_plan_basis(item)) {
+            created.push_back(item); // what the plan was made from: hold apply's stale check
+        }
     }
 
     // An existing TalosCluster of this name is a rerun only when this plan wrote it.

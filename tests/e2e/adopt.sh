@@ -55,12 +55,34 @@ expect_eq "E1: Ready" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{
 expect_eq "E1: hold released" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.metadata.annotations.ichor\.maesh\.dev/hold-apply}')" ""
 expect_eq "E1: class A captured" "$(kubectl get talosconfigpatch -n $NS prod-w-2-adopted -o jsonpath='{.spec.patch}' | grep -c somaxconn)" 1
 expect_eq "E1: backup 0600" "$(stat -c %a "$OUT"/backups/*.yaml | sort -u)" 600
+expect_eq "E1: backup folder 0700" "$(stat -c %a "$OUT/backups")" 700
+BK=$(ls "$OUT"/backups/"$W2"-*.yaml | head -1)
+expect_contains "E1: the terminal says where the backup is and that it holds secrets" "$(err e1)" \
+  "saved the configuration of $W2 as the node returned it to $BK (0600); it holds the machine's secrets: keep it safe"
 expect_eq "E1: no Reset or ApplyConfiguration" "$(calls_of prod-w-2)" 0
+# The backup is the node's configuration byte for byte, secrets included: it restores. The node is
+# changed, the backup applied back with Talos's own client (talosctl apply-config's call), and the
+# node's configuration is the backup's bytes again.
+live=$(mktemp) # the node's configuration holds secrets: outside $OUT, which the secrets scan reads
+sim GET /nodes/prod-w-2/config > "$live"
+expect_eq "E1: the backup is the node's configuration, byte for byte" "$(cmp -s "$BK" "$live" && echo same)" same
+token=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["machine"]["token"])' "$live")
+expect_eq "E1: the backup holds the machine token in the clear" "$(grep -qF "token: $token" "$BK" && echo yes)" yes
+rm -f "$live"
+sim POST /nodes/prod-w-2/config 'machine: {sysctls: {vm.swappiness: "7"}}' > /dev/null
+expect_eq "E1: the node changed since the backup" "$(sim GET /nodes/prod-w-2/config | cmp -s "$BK" - && echo same || echo changed)" changed
+run restore "$ICHOR_ROOT/build/lab/talos-ref" --talosconfig "$TC" --apply-config "$BK" "$W2"
+expect_eq "E1: the backup applies back" "$(rc restore)" 0
+expect_eq "E1: restored, byte for byte" "$(sim GET /nodes/prod-w-2/config | cmp -s "$BK" - && echo same)" same
+sim DELETE /nodes/prod-w-2/calls > /dev/null # the restore's ApplyConfiguration is the test's, not the CLI's
 
 # A rerun: already a TalosMachine, skipped, exit 0.
 run rerun "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json
 expect_eq "rerun: exit 0" "$(rc rerun)" 0
-expect_contains "rerun: already a TalosMachine" "$(out rerun | jq -r '[.results[].message] | join("\n")')" "already"
+expect_eq "rerun: skipped as the TalosMachine it already is" \
+  "$(out rerun | jq -r --arg a "$W2" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a) | "\(.tags["ichor.maesh.dev/code"]): \(.message)"] | join("\n")')" \
+  "AlreadyAdopted: $W2: UUID $(node_field prod-w-2 uuid) is already TalosMachine prod-w-2 (cluster prod); skipped"
+expect_eq "rerun: nothing planned" "$(out rerun | jq '[.items[] | select(.kind == "TalosMachine" or .kind == "TalosConfigPatch")] | length')" 0
 
 # E4: the TalosMachine deleted (with allow-delete), then added again: no reset, Ready again.
 kubectl annotate talosmachine -n $NS prod-w-2 ichor.maesh.dev/allow-delete=true > /dev/null
@@ -99,7 +121,7 @@ cleanup
 "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan > "$OUT/kill-plan.yaml" 2>/dev/null
 FP=$ICHOR_LAB_STATE/fault-proxy/$test_name
 fault_proxy "$FP" --kill-after-writes 1 --kill-pid-file "$FP/hold.pid" || fail "kube-fault-proxy did not start"
-KUBECONFIG=$FP/kubeconfig "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups" \
+KUBECONFIG=$FP/kubeconfig "$H" apply -f "$OUT/kill-plan.yaml" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" \
   > "$OUT/killed.out" 2> "$OUT/killed.err" < /dev/null &
 hold_pid=$!
 echo "$hold_pid" > "$FP/hold.pid.tmp" && mv "$FP/hold.pid.tmp" "$FP/hold.pid" # the proxy waits for it
@@ -111,7 +133,7 @@ expect_eq "killed by the proxy once the apiserver committed the TalosMachine" \
   "$(fault_proxy_log "$FP" '[.[] | select(.write > 0) | "\(.method) \(.path | split("/") | last) \(.upstream) \(.fault)"] | join(", ")')" \
   "POST talosmachines 201 kill pid=$hold_pid"
 expect_eq "killed: the machine was written, not the patch" "$(objects | grep -c 'talosconfigpatch.*prod-w-2')" 0
-run again "$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups"
+run again "$H" apply -f "$OUT/kill-plan.yaml" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
 expect_eq "rerun after the kill: exit 0" "$(rc again)" 0
 expect_contains "rerun after the kill: the machine is recognised" "$(err again)" "already exists from this plan"
 expect_eq "rerun after the kill: both objects, once" "$(objects | grep -o 'prod-w-2[a-z-]*' | sort | tr '\n' ' ')" "prod-w-2 prod-w-2-adopted "
@@ -119,7 +141,8 @@ run release "$H" release --cluster prod --talosconfig "$TC" --timeout 60s
 expect_eq "hold release: exit 0" "$(rc release)" 0
 # hold abort removes only held machines: hold a fresh plan, then abort it.
 cleanup
-"$H" apply -f "$OUT/kill-plan.yaml" --yes --backup-dir "$OUT/backups" > /dev/null 2>&1
+run held "$H" apply -f "$OUT/kill-plan.yaml" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
+expect_eq "hold abort: the plan was held first" "$(rc held) $(objects | grep -o 'prod-w-2[a-z-]*' | sort | tr '\n' ' ')" "0 prod-w-2 prod-w-2-adopted "
 run abort "$H" abort --cluster prod
 expect_eq "hold abort: exit 0" "$(rc abort)" 0
 expect_eq "hold abort: removed" "$(objects | grep -c 'prod-w-2')" 0
@@ -129,6 +152,27 @@ expect_eq "hold abort: approved machines stay" "$(objects | grep -c 'prod-w-1')"
 run noconsent "$H" apply -f "$OUT/kill-plan.yaml"
 expect_eq "no consent: exit 1" "$(rc noconsent)" 1
 expect_contains "no consent: says so" "$(err noconsent)" "consent needed"
+
+# A saved plan is applied only while the world is as it was: the node's configuration and the
+# TalosCluster changed since the plan, so hold apply refuses, names both, and writes nothing.
+cleanup
+"$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json > "$OUT/stale-plan.json" 2>/dev/null
+expect_eq "stale: the plan records the node's configuration digest" \
+  "$(jq -r '.items[] | select(.kind == "PlanBasis") | .spec.nodes[0].configDigest' "$OUT/stale-plan.json" | cut -c1-7)" "sha256:"
+sim POST /nodes/prod-w-2/config 'machine: {sysctls: {vm.swappiness: "9"}}' > /dev/null
+rv=$(kubectl get taloscluster -n $NS prod -o jsonpath='{.metadata.resourceVersion}')
+kubectl annotate taloscluster -n $NS prod e2e.ichor.maesh.dev/touched=yes --overwrite > /dev/null
+rv2=$(kubectl get taloscluster -n $NS prod -o jsonpath='{.metadata.resourceVersion}')
+before=$(objects)
+run stale "$H" apply -f "$OUT/stale-plan.json" --talosconfig "$TC" --yes --backup-dir "$OUT/stale-backups"
+expect_eq "stale: exit 1" "$(rc stale)" 1
+expect_contains "stale: refused, the TalosCluster named" "$(err stale)" \
+  "kubectl ichor hold: error: the plan is stale: TalosCluster $NS/prod changed (resourceVersion $rv, now $rv2); the configuration of $W2 changed (sha256:"
+expect_contains "stale: nothing was written" "$(err stale)" "); nothing was written"
+expect_eq "stale: no object written" "$(objects)" "$before"
+expect_eq "stale: no backup written" "$(ls "$OUT/stale-backups" 2> /dev/null | wc -l)" 0
+kubectl annotate taloscluster -n $NS prod e2e.ichor.maesh.dev/touched- > /dev/null
+"$ICHOR_ROOT/build/lab/talos-ref" --talosconfig "$TC" --apply-config "$BK" "$W2" > /dev/null # as before
 sim POST /nodes/prod-w-2/config 'machine: {sysctls: {net.core.somaxconn: {$patch: delete}}}' > /dev/null
 cleanup
 finish

@@ -9,7 +9,10 @@ I=$ICHOR_BIN/kubectl-ichor-inspect
 T=$ICHOR_BIN/kubectl-ichor-trustcheck
 D=$ICHOR_BIN/kubectl-ichor-drift
 NS=drift-e2e
-STATE=$(mktemp -d)
+# The sim's state (bundles, talosconfigs) stays after the test, as a private lab's does, for
+# zz_secrets_scan.sh; the next run starts it afresh.
+STATE=$ICHOR_LAB_STATE-$test_name
+rm -rf "$STATE"; mkdir -p "$STATE"
 "$ICHOR_ROOT/build/lab/talos-sim" --scenario "$ICHOR_ROOT/tests/lab/scenarios/drift.yaml" --state "$STATE" \
   > "$OUT/talos-sim.log" 2>&1 < /dev/null &
 SIM=$!
@@ -17,7 +20,6 @@ cleanup() {
   kill "$SIM" 2>/dev/null; wait "$SIM" 2>/dev/null
   kubectl delete -n "$NS" talosclusters,talosmachines --all --wait=false > /dev/null 2>&1
   kubectl delete -n "$NS" secret prod-secrets --wait=false > /dev/null 2>&1
-  rm -rf "$STATE"
 }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -f "$STATE/sim.json" ] && break; kill -0 "$SIM" 2>/dev/null || break; sleep 0.1; done
@@ -68,7 +70,17 @@ expect_eq "second control plane: refused" "$(out plan | jq -r --arg a "$CP2" '.r
 expect_contains "second control plane: raise the count first" "$(out plan | jq -r --arg a "$CP2" '.results[] | select(.tags["ichor.maesh.dev/node"] == $a) | .message')" "raise the count first; hint: kubectl patch taloscluster prod -n $NS --type merge -p '{\"spec\":{\"controlPlane\":{\"count\":2}}}'"
 expect_eq "second control plane: no TalosMachine" "$(out plan | jq '[.items[] | select(.kind == "TalosMachine" and .spec.address == "'"$CP2"'")] | length')" 0
 expect_eq "planned machines" "$(out plan | jq -r '[.items[] | select(.kind == "TalosMachine") | .metadata.name] | join(",")')" "prod-w-2,prod-w-mirror,prod-w-14"
-expect_eq "nothing was written" "$(kubectl get -n "$NS" talosmachines -o name | wc -l)" 2
+# drift has no write path; adopt has: with --yes, the refused control plane writes nothing.
+A=$ICHOR_BIN/kubectl-ichor-adopt
+run addcp "$A" --cluster prod -n "$NS" --add-machine "$CP2" --talosconfig "$STATE/clusters/prod/talosconfig" \
+  --yes --backup-dir "$OUT/backups" -o json
+expect_eq "adopt of the second control plane: exit 1" "$(rc addcp)" 1
+expect_eq "adopt of the second control plane: refused for the count" \
+  "$(out addcp | jq -r --arg a "$CP2" '.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .severity == "error") | .tags["ichor.maesh.dev/code"]')" ControlPlaneCount
+expect_eq "adopt of the second control plane: nothing was written" \
+  "$(kubectl get -n "$NS" talosmachines,talosconfigpatches -o name | sort | tr '\n' ' ')" \
+  "talosmachine.ichor.maesh.dev/prod-cp-1 talosmachine.ichor.maesh.dev/prod-w-1 "
+expect_eq "adopt of the second control plane: not even a backup" "$(ls "$OUT/backups" 2> /dev/null | wc -l)" 0
 
 # After raising the count, the control plane is planned (its own drift is class B only).
 kubectl patch -n "$NS" taloscluster prod --type merge -p '{"spec":{"controlPlane":{"count":2}}}' > /dev/null

@@ -55,7 +55,7 @@ expect_eq "kubectl apply --dry-run=server: both created (server dry run)" "$(out
 expect_eq "dry run: nothing written" "$(kubectl get talosmachine -n $NS prod-w-2 --ignore-not-found -o name)" ""
 
 # hold apply of the same plan; then kubectl diff of the objects finds no difference.
-run apply "$H" apply -f "$OUT/plan.out" --yes --backup-dir "$OUT/backups"
+run apply "$H" apply -f "$OUT/plan.out" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
 expect_eq "hold apply: exit 0" "$(rc apply)" 0
 expect_eq "hold apply: the suite's annotations on the machine" \
   "$(kubectl get talosmachine -n $NS prod-w-2 -o json | jq -r '.metadata.annotations | keys | join(",")')" \

@@ -21,7 +21,7 @@ trap cleanup EXIT
 cleanup
 hold_one() { # a held prod-w-2, written by hold apply
   "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan > "$OUT/plan.yaml" 2>/dev/null
-  "$H" apply -f "$OUT/plan.yaml" --yes --backup-dir "$OUT/backups" > /dev/null 2>&1
+  "$H" apply -f "$OUT/plan.yaml" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" > /dev/null 2>&1
 }
 # release_on_tty NAME [ENV...]: hold release under a pseudo-terminal, the controller paused, so
 # that the wait runs into its 3 s bound; the terminal's bytes are kept in $OUT/NAME.tty.

@@ -89,6 +89,20 @@ for n in prod-w-1 lab-c-cp-1 lab-c-cp-2 lab-d-cp-1 prod-w-2 lab-c-w-1; do
   expect_eq "no Reset reached $n" "$(resets $n)" 0
 done
 
+# A node that drops the connection during Reset: an error naming the node, nothing registered;
+# the rerun resets it and registers it once (issue 14's fault matrix: nothing lost, it converges).
+sim POST /nodes/prod-w-2/faults '{"method":"/machine.MachineService/Reset","kind":"drop","count":1}' > /dev/null
+run dropped "$R" "$P" --talosconfig "$TCP" --cluster prod --confirm-uuid "$(uuid_of prod-w-2)" -o json
+sim DELETE /nodes/prod-w-2/faults > /dev/null
+expect_eq "dropped during Reset: not 0" "$([ "$(rc dropped)" -ne 0 ] && echo failed)" failed
+expect_contains "dropped during Reset: names the node" "$(err dropped)" "$P"
+expect_eq "dropped during Reset: nothing registered" "$(k get tm -o json | jq --arg u "$(uuid_of prod-w-2)" '[.items[] | select(.spec.identity.uuid == $u)] | length')" 0
+run dropped-rerun "$R" "$P" --talosconfig "$TCP" --cluster prod --confirm-uuid "$(uuid_of prod-w-2)" -o json
+expect_eq "dropped, rerun: exit 0" "$(rc dropped-rerun)" 0
+expect_eq "dropped, rerun: registered pending once" \
+  "$(k get tm -o json | jq -r --arg u "$(uuid_of prod-w-2)" '[.items[] | select(.spec.identity.uuid == $u) | .spec.approval] | join(",")')" Pending
+expect_eq "dropped, rerun: in maintenance mode" "$(sim GET /nodes/prod-w-2 | jq -r .mode)" maintenance
+
 # A rejected machine with the UUID does not refuse the reset, and is never changed.
 cat <<YAML | k apply -f - > /dev/null
 apiVersion: ichor.maesh.dev/v1alpha1

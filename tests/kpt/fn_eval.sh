@@ -88,7 +88,9 @@ fn e1 "$tmp/e1" drift cluster=prod "cluster-file=$data/cluster.yaml" "patches-fi
 expect_eq "drift, E1: kpt passes" "$(rc e1)" 0
 expect_contains "drift, E1: the plan is reported" "$(said e1)" "[info]: plan: 1 machine to adopt: prod-w-2 (worker, /dev/sda)"
 expect_eq "drift, E1: the files" "$(cd "$tmp/e1" && find . -type f | sort | tr '\n' ' ')" \
-  "./ichor-system/talosconfigpatch_prod-w-2-adopted.yaml ./ichor-system/talosmachine_prod-w-2.yaml ./nodes.yaml "
+  "./ichor-system/talosconfigpatch_prod-w-2-adopted.yaml ./ichor-system/talosmachine_prod-w-2.yaml ./nodes.yaml ./planbasis_prod.yaml "
+expect_eq "drift, E1: the PlanBasis records the machine it creates" \
+  "$(docs "$tmp/e1/planbasis_prod.yaml" | jq -r '.[0].kind + " " + .[0].spec.nodes[0].address')" "PlanBasis 127.0.44.13"
 expect_eq "drift, E1: the written objects are those -o objects prints" \
   "$(docs "$tmp"/e1/ichor-system/*.yaml | jq -c 'sort_by(.kind)')" "$(docs "$tmp/e1.objects.yaml" | jq -c 'sort_by(.kind)')"
 expect_eq "drift, E1: the machine is held" \

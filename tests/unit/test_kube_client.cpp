@@ -1,5 +1,6 @@
 // The Client against a small in-process HTTP server (plain http on loopback): retries, paging,
 // warnings, request shapes, error typing, exec re-authentication and transport errors.
+#include "common/doc/limits.h"
 #include "common/kube/client.h"
 #include "common/util/strings.h"
 #include "test_kube_support.h"
@@ -312,6 +313,56 @@ TEST_CASE("client: 429 and 503 are retried after Retry-After, at most max_attemp
     CHECK(e.error().kind == ErrorKind::Unreachable);
     CHECK(busy.requests().size() == 5);
     CHECK(g_sleeps == std::vector<std::int64_t>(4, 10000)); // capped
+}
+
+TEST_CASE("client: another 5xx is retried only when it carries Retry-After", "[kube][client]") {
+    int calls = 0;
+    FakeServer srv([&](const FakeServer::Request& r) {
+        ++calls;
+        if (r.target.find("asked") != std::string::npos && calls == 1) {
+            return FakeServer::Reply{500, "{}", {"Retry-After: 3"}};
+        }
+        if (r.target.find("plain") != std::string::npos) {
+            return FakeServer::Reply{502, "{}", {}};
+        }
+        return FakeServer::Reply{200, R"({"ok":true})", {}};
+    });
+    g_sleeps.clear();
+    Client c(config_for(srv.url()), Environment{}, test_options());
+    REQUIRE(c.get("/api/asked").ok());
+    CHECK(g_sleeps == std::vector<std::int64_t>{3000});
+    CHECK(calls == 2);
+    g_sleeps.clear();
+    auto e = c.get("/api/plain");
+    REQUIRE_FALSE(e.ok());
+    CHECK(calls == 3); // not retried
+    CHECK(g_sleeps.empty());
+}
+
+TEST_CASE("client: a response body past max_response_bytes is refused, not read",
+          "[kube][client]") {
+    const std::string big = R"({"items":[")" + std::string(5000, 'x') + R"("]})";
+    FakeServer srv([&](const FakeServer::Request& r) {
+        return r.target.find("small") != std::string::npos
+                   ? FakeServer::Reply{200, R"({"ok":true})", {}}
+                   : FakeServer::Reply{200, big, {}};
+    });
+    ClientOptions o = test_options();
+    o.max_response_bytes = 4096;
+    Client c(config_for(srv.url()), Environment{}, o);
+    auto e = c.get("/api/big");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().code == "ResponseTooLarge");
+    CHECK(e.error().kind == ErrorKind::Unreachable);
+    CHECK(e.error().message == "GET /api/big on " + srv.url() +
+                                   ": the response is larger than 4096 bytes; it was not "
+                                   "read");
+    // The client goes on: the next answer is read whole, not mixed with the rest of the last.
+    auto ok = c.get("/api/small");
+    REQUIRE(ok.ok());
+    CHECK((*ok)["ok"] == true);
+    // The default is the stream limit.
+    CHECK(ClientOptions{}.max_response_bytes == doc::k_limits.max_stream_bytes);
 }
 
 TEST_CASE("client: warnings reach the callback once each", "[kube][client]") {

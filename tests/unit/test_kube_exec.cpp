@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 using namespace ichor;
 using namespace ichor::kube;
 using ichor::kube::testing::TempDir;
@@ -184,6 +186,36 @@ TEST_CASE("exec plugin: failures and interactive mode", "[kube][exec]") {
     always.interactive_mode = "Never";
     REQUIRE(run_exec_plugin(always, {}, base_env(), tty).ok());
     CHECK(doc::parse_one(t.read("info"), "i")->at("spec").at("interactive") == false);
+}
+
+TEST_CASE("exec plugin: output and time are bounded", "[kube][exec]") {
+    TempDir t;
+    // A plugin that never stops writing: killed once past the limit, in bounded time.
+    auto flood = plugin(t, "{}", "yes 0123456789abcdef\n");
+    ExecIo io = quiet_io();
+    io.max_output_bytes = 64 * 1024;
+    auto start = std::chrono::steady_clock::now();
+    auto flooded = run_exec_plugin(flood, {}, base_env(), io);
+    REQUIRE_FALSE(flooded.ok());
+    CHECK(flooded.error().code == "ExecPluginFailed");
+    CHECK(flooded.error().message ==
+          flood.where + ": \"bin/plug\" wrote more than 65536 bytes; it was stopped and its "
+                        "output not read");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+
+    // The same on a captured stderr.
+    auto noisy = plugin(t, "{}", "yes 0123456789abcdef >&2\n");
+    REQUIRE_FALSE(run_exec_plugin(noisy, {}, base_env(), io).ok());
+
+    // With the terminal too, a plugin that never ends is stopped.
+    auto stuck = plugin(t, "{}", "sleep 5\n");
+    ExecIo tty = quiet_io();
+    tty.stdin_is_terminal = true;
+    tty.interactive_timeout_ms = 200;
+    auto timed_out = run_exec_plugin(stuck, {}, base_env(), tty);
+    REQUIRE_FALSE(timed_out.ok());
+    CHECK(timed_out.error().message == stuck.where + ": \"bin/plug\" did not finish within 200ms");
+    CHECK(ExecIo{}.max_output_bytes == 1u << 20);
 }
 
 TEST_CASE("RFC 3339 times", "[kube][exec]") {

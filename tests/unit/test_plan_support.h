@@ -9,6 +9,7 @@
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/plan.h"
 #include "common/util/files.h"
+#include "common/util/strings.h"
 
 #include <catch2/catch.hpp>
 
@@ -39,11 +40,16 @@ struct PlanFixture {
         bundle = *b;
     }
 
+    // The bytes of the golden configuration `config`, as a node would return them.
+    static std::string raw_config(const std::string& config) {
+        return read_fixture(k_render_dir + "/expected/" + config + ".yaml");
+    }
+
     // An Inspection as trustcheck leaves it, for the golden configuration `config`.
     doc::Value inspection(const std::string& address, const std::string& hostname,
                           const std::string& config, const std::string& talos = "v1.13.9") {
-        auto docs = doc::parse_documents(
-            read_fixture(k_render_dir + "/expected/" + config + ".yaml"), config);
+        const std::string text = raw_config(config);
+        auto docs = doc::parse_documents(text, config);
         REQUIRE(docs.ok());
         machineconfig::Config cfg{*docs};
         auto facts = machineconfig::extract_facts(cfg);
@@ -61,6 +67,7 @@ struct PlanFixture {
                                              {"hostname", hostname}};
         inspection::put_facts(v, facts);
         v["status"]["config"] = machineconfig::digest_secrets(*docs);
+        v["status"]["configDigest"] = util::sha256_digest(text);
         v["status"]["trust"] = doc::Value{
             {"verdict", "Member"}, {"cluster", "prod"}, {"clusterID", true}, {"talosCA", true}};
         return v;

@@ -3,6 +3,8 @@
 // check; the plans come from the plan stage over the render's golden data (test_plan_support.h).
 #include "common/cli/errors.h"
 #include "common/stages/hold.h"
+#include "common/stages/plan.h"
+#include "common/util/strings.h"
 #include "test_kube_support.h"
 #include "test_plan_support.h"
 
@@ -198,8 +200,14 @@ struct Nodes {
     test::PlanFixture fx;
     Value worker = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");
     Value cp = fx.inspection("10.0.0.11", "prod-cp-1", "cp-1.13");
+    // What each node answers when its configuration is read again: the bytes it was planned from.
+    std::map<std::string, std::string> raw{{"10.0.0.21", test::PlanFixture::raw_config("w-1.13")},
+                                           {"10.0.0.11", test::PlanFixture::raw_config("cp-1.13")}};
 
-    Nodes() { worker["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}}; }
+    Nodes() {
+        worker["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
+        fx.cluster["metadata"]["resourceVersion"] = "7";
+    }
 
     // The plan of `inspections`, as kubectl ichor drift writes it.
     doc::ResourceList plan(std::vector<Value> inspections) {
@@ -213,17 +221,31 @@ struct Nodes {
     }
 };
 
+// hold apply over the fake objects (the TalosCluster of `n` in them) and nodes that answer the
+// bytes of `raw`, unless an address is in `unreachable`.
 struct Apply {
     FakeObjects objects;
     kube::testing::TempDir dir;
     std::vector<std::string> said;
+    std::map<std::string, std::string> raw;
+    std::vector<std::string> read; // the addresses whose configuration was read, in order
     stages::ApplyOptions options;
 
-    Apply() {
+    explicit Apply(const Nodes& n) : raw(n.raw) {
+        objects.add("talosclusters", n.fx.cluster);
         options.objects = &objects;
         options.backup_dir = dir.path() + "/backups";
         options.now_rfc3339 = k_now;
         options.say = [this](std::string_view m) { said.emplace_back(m); };
+        options.read_config = [this](const talos::Address& a) -> Result<std::string> {
+            read.push_back(a.text);
+            auto it = raw.find(a.host);
+            if (it == raw.end()) {
+                return make_error(ErrorKind::Unreachable, a.text + ": connection refused", "",
+                                  "Unreachable");
+            }
+            return it->second;
+        };
     }
 };
 
@@ -239,7 +261,7 @@ TEST_CASE("hold apply: class C blocks that machine, not the run", "[stages][hold
     REQUIRE(plan.has_errors());
     REQUIRE(stages::check_plan_writable(plan).ok());
 
-    Apply a;
+    Apply a{n};
     stages::Outcome out = stages::hold_apply(plan, a.options);
     REQUIRE_FALSE(out.error);
     CHECK(out.done == 2);
@@ -261,7 +283,7 @@ TEST_CASE("hold apply refuses a plan whose error names no node, writing nothing"
     plan.add_result(doc::Severity::Error, "every machine is blocked: nothing was written",
                     "NothingWritten");
 
-    Apply a;
+    Apply a{n};
     stages::Outcome out = stages::hold_apply(plan, a.options);
     REQUIRE(out.error);
     CHECK(out.error->kind == ErrorKind::Findings);
@@ -278,7 +300,7 @@ TEST_CASE("hold apply refuses a plan that creates nothing", "[stages][hold]") {
     Nodes n;
     doc::ResourceList plan;
     plan.items.push_back(n.worker); // Inspections only: not planned
-    Apply a;
+    Apply a{n};
     stages::Outcome out = stages::hold_apply(plan, a.options);
     REQUIRE(out.error);
     CHECK(out.error->code == "NothingToAdopt");
@@ -296,7 +318,7 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
     CHECK(digest.starts_with("sha256:"));
     CHECK(digest.size() == 7 + 64);
 
-    Apply a;
+    Apply a{n};
     doc::ResourceList list = plan;
     stages::Outcome out = stages::hold_apply(list, a.options);
     REQUIRE_FALSE(out.error);
@@ -310,6 +332,9 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
                                     "create talosmachines/prod-cp-1",
                                 });
     for (const auto& c : a.objects.calls) {
+        if (c.verb != "create") {
+            continue; // the stale-plan check's reads
+        }
         INFO(c.plural << "/" << c.name);
         CHECK(annotation(c.body, vocab::k_annotation_plan_digest) == digest);
         CHECK(annotation(c.body, vocab::k_annotation_applied_at) == k_now);
@@ -349,7 +374,7 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
 TEST_CASE("hold apply run again over the same plan converges", "[stages][hold]") {
     Nodes n;
     const doc::ResourceList plan = n.plan({n.worker, n.cp});
-    Apply a;
+    Apply a{n};
     doc::ResourceList first = plan;
     REQUIRE_FALSE(stages::hold_apply(first, a.options).error);
     const auto before = a.objects.objects;
@@ -365,7 +390,8 @@ TEST_CASE("hold apply run again over the same plan converges", "[stages][hold]")
     CHECK(again.results.empty());
     CHECK(again.items.size() == 3);
     CHECK(a.objects.objects == before); // nothing changed
-    CHECK(a.objects.calls.size() == 6); // a refused create and a get for each
+    // The stale-plan check's two reads, then a refused create and a get for each.
+    CHECK(a.objects.calls.size() == 8);
     CHECK(std::count(a.said.begin(), a.said.end(),
                      "TalosMachine ichor-system/prod-cp-1 already exists from this plan") == 1);
 }
@@ -374,7 +400,7 @@ TEST_CASE("hold apply leaves an object of another plan and names it (Conflict)",
     Nodes n;
     SECTION("one of three: partial, exit 5") {
         const doc::ResourceList plan = n.plan({n.worker, n.cp});
-        Apply a;
+        Apply a{n};
         Value other = Value::object();
         other["apiVersion"] = std::string(doc::k_ichor_api);
         other["kind"] = "TalosMachine";
@@ -401,7 +427,7 @@ TEST_CASE("hold apply leaves an object of another plan and names it (Conflict)",
     }
     SECTION("the only object: findings, exit 1") {
         const doc::ResourceList plan = n.plan({n.cp});
-        Apply a;
+        Apply a{n};
         Value other = Value::object();
         other["metadata"]["name"] = "prod-cp-1"; // made by hand: no digest at all
         a.objects.add("talosmachines", other);
@@ -419,7 +445,7 @@ TEST_CASE("a create that fails mid-way is the outcome's error; done counts what 
           "[stages][hold]") {
     Nodes n;
     doc::ResourceList list = n.plan({n.worker, n.cp});
-    Apply a;
+    Apply a{n};
     a.objects.fail.emplace(
         "create talosconfigpatches/prod-w-2-adopted",
         make_error(ErrorKind::Config, "admission webhook denied the request", "", "Forbidden"));
@@ -438,15 +464,17 @@ TEST_CASE("a create that fails mid-way is the outcome's error; done counts what 
                                 });
 }
 
-TEST_CASE("hold apply saves each live configuration first, 0600, never over a backup",
+TEST_CASE("hold apply saves each configuration as the node returned it first, secrets included, "
+          "0600 in a 0700 folder, never over a backup",
           "[stages][hold]") {
     Nodes n;
     const doc::ResourceList plan = n.plan({n.worker, n.cp});
-    Apply a;
+    Apply a{n};
     a.objects.fail.emplace("create talosmachines/prod-w-2",
                            make_error(ErrorKind::Unreachable, "connection refused"));
     doc::ResourceList list = plan;
     REQUIRE(stages::hold_apply(list, a.options).error); // the backups come before any create
+    CHECK(a.read == std::vector<std::string>{"10.0.0.21", "10.0.0.11"}); // a fresh read each
 
     const std::string dir = a.options.backup_dir;
     struct stat st {};
@@ -457,22 +485,159 @@ TEST_CASE("hold apply saves each live configuration first, 0600, never over a ba
     const std::string path = dir + "/10.0.0.21-" + k_now + ".yaml";
     REQUIRE(::stat(path.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    auto docs = doc::parse_documents(a.dir.read("backups/10.0.0.21-" + k_now + ".yaml"), path);
-    REQUIRE(docs.ok());
-    CHECK((*docs)[0]["machine"]["sysctls"]["vm.swappiness"] == "1");
+    // The bytes the node returned, byte for byte: its secrets in the clear, so that it restores.
+    const std::string backup = a.dir.read("backups/10.0.0.21-" + k_now + ".yaml");
+    CHECK(backup == n.raw["10.0.0.21"]);
+    CHECK(backup.find("token: s8a5ni.qjzqcuasztiqgula") != std::string::npos);
+    CHECK(backup.find("sha256:") == std::string::npos);
+    CHECK(a.dir.read("backups/10.0.0.11-" + k_now + ".yaml") == n.raw["10.0.0.11"]);
     CHECK(std::count(a.said.begin(), a.said.end(),
-                     "saved the live configuration of 10.0.0.21 (secrets digested) to " + path) ==
-          1);
+                     "saved the configuration of 10.0.0.21 as the node returned it to " + path +
+                         " (0600); it holds the machine's secrets: keep it safe") == 1);
 
     // A second run in the same second: the next free name, the first one left as it was.
-    const std::string first = a.dir.read("backups/10.0.0.21-" + k_now + ".yaml");
     a.objects.fail.clear();
     doc::ResourceList again = plan;
     REQUIRE_FALSE(stages::hold_apply(again, a.options).error);
     CHECK(files_in(dir) == std::vector<std::string>{
                                "10.0.0.11-" + k_now + "-2.yaml", "10.0.0.11-" + k_now + ".yaml",
                                "10.0.0.21-" + k_now + "-2.yaml", "10.0.0.21-" + k_now + ".yaml"});
-    CHECK(a.dir.read("backups/10.0.0.21-" + k_now + ".yaml") == first);
+    CHECK(a.dir.read("backups/10.0.0.21-" + k_now + ".yaml") == backup);
+}
+
+TEST_CASE("hold apply refuses a backup folder that group or others may enter", "[stages][hold]") {
+    Nodes n;
+    doc::ResourceList list = n.plan({n.worker});
+    Apply a{n};
+    REQUIRE(::mkdir(a.options.backup_dir.c_str(), 0755) == 0);
+    ::chmod(a.options.backup_dir.c_str(), 0755);
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE(out.error);
+    CHECK(out.error->code == "BackupFolderOpen");
+    CHECK(out.error->message == "the backup folder " + a.options.backup_dir +
+                                    " can be entered by group or others, and backups hold "
+                                    "secrets; nothing was written");
+    CHECK(out.error->hint == "chmod 700 " + a.options.backup_dir);
+    CHECK(a.objects.writes().empty());
+    CHECK(files_in(a.options.backup_dir).empty());
+}
+
+TEST_CASE("hold apply refuses a node it cannot read again, writing nothing", "[stages][hold]") {
+    Nodes n;
+    doc::ResourceList list = n.plan({n.worker, n.cp});
+    Apply a{n};
+    a.raw.erase("10.0.0.11");
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE(out.error);
+    CHECK(out.error->message == "reading the configuration of 10.0.0.11 before the first write "
+                                "(nothing was written): 10.0.0.11: connection refused");
+    CHECK(cli::exit_code(out) == 4);
+    CHECK(a.objects.writes().empty());
+    CHECK_FALSE(std::filesystem::exists(a.options.backup_dir));
+}
+
+TEST_CASE("plan records what it was made from in a PlanBasis", "[stages][hold][plan]") {
+    Nodes n;
+    Value other = Value{{"apiVersion", "ichor.maesh.dev/v1alpha1"},
+                        {"kind", "TalosConfigPatch"},
+                        {"metadata", {{"name", "other-sysctls"}, {"resourceVersion", "3"}}},
+                        {"spec", {{"cluster", "other"}, {"layer", "cluster"}, {"patch", "{}"}}}};
+    Value mine = other;
+    mine["metadata"] = {{"name", "prod-ntp"}, {"resourceVersion", "11"}};
+    mine["spec"]["cluster"] = "prod";
+    doc::ResourceList list;
+    list.items.push_back(n.worker);
+    REQUIRE_FALSE(n.fx.run(list, {}, {other, mine}).error);
+    const Value* basis = nullptr;
+    for (const auto& i : list.items) {
+        basis = stages::is_plan_basis(i) ? &i : basis;
+    }
+    REQUIRE(basis != nullptr);
+    CHECK((*basis)["apiVersion"] == "adopt.ichor.maesh.dev/v1alpha1");
+    CHECK((*basis)["metadata"]["name"] == "prod");
+    CHECK((*basis)["spec"]["talosCluster"] ==
+          Value{{"namespace", "ichor-system"}, {"name", "prod"}, {"resourceVersion", "7"}});
+    CHECK((*basis)["spec"]["patches"] ==
+          Value::array({Value{{"name", "prod-ntp"}, {"resourceVersion", "11"}}}));
+    CHECK((*basis)["spec"]["nodes"] ==
+          Value::array({Value{{"address", "10.0.0.21"},
+                              {"configDigest", util::sha256_digest(n.raw["10.0.0.21"])}}}));
+    // Planned again: one basis, not two.
+    REQUIRE_FALSE(n.fx.run(list, {}, {other, mine}).error);
+    CHECK(std::count_if(list.items.begin(), list.items.end(),
+                        [](const Value& i) { return stages::is_plan_basis(i); }) == 1);
+}
+
+namespace {
+
+Value cluster_patch(const std::string& name, const std::string& rv) {
+    return Value{{"apiVersion", "ichor.maesh.dev/v1alpha1"},
+                 {"kind", "TalosConfigPatch"},
+                 {"metadata", {{"name", name}, {"resourceVersion", rv}}},
+                 {"spec", {{"cluster", "prod"}, {"layer", "cluster"}, {"patch", "{}"}}}};
+}
+
+} // namespace
+
+TEST_CASE("hold apply refuses a stale plan, naming every change, before any write",
+          "[stages][hold]") {
+    Nodes n;
+    Value ntp = cluster_patch("prod-ntp", "11");
+    Value dns = cluster_patch("prod-dns", "12");
+    doc::ResourceList plan;
+    plan.items.push_back(n.worker);
+    plan.items.push_back(n.cp);
+    REQUIRE_FALSE(n.fx.run(plan, {}, {ntp, dns}).error);
+
+    SECTION("unchanged, the plan applies") {
+        Apply a{n};
+        a.objects.add("talosconfigpatches", ntp);
+        a.objects.add("talosconfigpatches", dns);
+        REQUIRE_FALSE(stages::hold_apply(plan, a.options).error);
+    }
+    SECTION("every change is named") {
+        Apply a{n};
+        a.objects.find("talosclusters", "prod")->at("metadata")["resourceVersion"] = "8";
+        ntp["metadata"]["resourceVersion"] = "15"; // edited
+        a.objects.add("talosconfigpatches", ntp);  // prod-dns deleted
+        a.objects.add("talosconfigpatches", cluster_patch("prod-new", "16"));
+        a.raw["10.0.0.11"] += "# edited on the node\n";
+        const std::string was = util::sha256_digest(n.raw["10.0.0.11"]);
+        const std::string now = util::sha256_digest(a.raw["10.0.0.11"]);
+        stages::Outcome out = stages::hold_apply(plan, a.options);
+        REQUIRE(out.error);
+        CHECK(out.error->code == "StalePlan");
+        CHECK(out.error->kind == ErrorKind::Findings);
+        CHECK(out.error->message ==
+              "the plan is stale: TalosCluster ichor-system/prod changed (resourceVersion 7, now "
+              "8); TalosConfigPatch prod-ntp changed (resourceVersion 11, now 15); "
+              "TalosConfigPatch prod-new was added; TalosConfigPatch prod-dns was deleted; the "
+              "configuration of 10.0.0.11 changed (" +
+                  was + ", now " + now + "); nothing was written");
+        CHECK(a.objects.writes().empty());
+        CHECK_FALSE(std::filesystem::exists(a.options.backup_dir));
+    }
+    SECTION("a TalosCluster deleted since") {
+        Apply a{n};
+        a.objects.objects.clear();
+        a.objects.add("talosconfigpatches", ntp);
+        a.objects.add("talosconfigpatches", dns);
+        stages::Outcome out = stages::hold_apply(plan, a.options);
+        REQUIRE(out.error);
+        CHECK(out.error->message ==
+              "the plan is stale: TalosCluster ichor-system/prod was deleted; nothing was written");
+    }
+    SECTION("a plan without a PlanBasis") {
+        Apply a{n};
+        doc::ResourceList old = plan;
+        old.items.erase(std::remove_if(old.items.begin(), old.items.end(),
+                                       [](const Value& i) { return stages::is_plan_basis(i); }),
+                        old.items.end());
+        stages::Outcome out = stages::hold_apply(old, a.options);
+        REQUIRE(out.error);
+        CHECK(out.error->code == "NoPlanBasis");
+        CHECK(a.objects.writes().empty());
+    }
 }
 
 namespace {
@@ -481,7 +646,7 @@ namespace {
 // first, and the nodes answering as they were planned.
 struct Release {
     Nodes n;
-    Apply a;
+    Apply a{n};
     std::map<std::string, Value> node; // address -> what read_node answers
     std::vector<std::string> read;     // the addresses read, in order
     std::vector<std::int64_t> slept;
@@ -528,7 +693,8 @@ struct Release {
 TEST_CASE("hold release: control planes first, each after a clean zero-drift check",
           "[stages][hold]") {
     Release r;
-    REQUIRE(doc::get_string(r.a.objects.objects[0].second, "metadata.name") == "prod-w-2");
+    REQUIRE(r.a.objects.objects[0].first == "talosclusters");
+    REQUIRE(doc::get_string(r.a.objects.objects[1].second, "metadata.name") == "prod-w-2");
     doc::ResourceList list;
     stages::Outcome out = stages::hold_release(list, r.options);
     REQUIRE_FALSE(out.error);

@@ -46,7 +46,8 @@ TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patc
     REQUIRE_FALSE(s.error);
     CHECK(s.done == 1);
     CHECK(cli::exit_code(s) == 0);
-    REQUIRE(list.items.size() == 2); // the Inspection stays
+    REQUIRE(list.items.size() == 3); // the Inspection stays; the PlanBasis and the machine
+    REQUIRE(item(list, "PlanBasis") != nullptr);
     const Value* m = item(list, "TalosMachine");
     REQUIRE(m != nullptr);
     CHECK(doc::get_string(*m, "metadata.name") == "prod-w-2");

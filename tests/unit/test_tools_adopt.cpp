@@ -150,7 +150,7 @@ TEST_CASE("adopt --explain prints the pipe of single tools and connects to nothi
           " | kubectl ichor trustcheck --cluster prod -n ops --secrets-bundle s.yaml \\\n"
           " | kubectl ichor drift --cluster prod -n ops --secrets-bundle s.yaml --add-machine "
           "--node-check --talosconfig tc > plan.yaml\n"
-          "kubectl ichor hold apply -f plan.yaml -n ops --yes\n"
+          "kubectl ichor hold apply -f plan.yaml -n ops --talosconfig tc --yes\n"
           "kubectl ichor hold release --cluster prod -n ops --talosconfig tc\n");
 
     auto plan = parsed({"--cluster", "prod", "--add-machine", "10.0.0.21", "--plan",

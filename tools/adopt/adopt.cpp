@@ -182,7 +182,7 @@ std::string explain(const Options& o) {
                     " --add-machine" + (o.node_check ? " --node-check" + tc : "") +
                     " > plan.yaml\n";
     if (!o.plan_only) {
-        s += "kubectl ichor hold apply -f plan.yaml" + ns + (o.yes ? " --yes" : "") + "\n";
+        s += "kubectl ichor hold apply -f plan.yaml" + ns + tc + (o.yes ? " --yes" : "") + "\n";
         s += "kubectl ichor hold release --cluster " + o.kube.cluster + ns + tc + "\n";
     }
     return s;
@@ -362,6 +362,12 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     cli::Progress progress(s);
     stages::ApplyOptions ao{c.objects.get(), o.backup_dir, util::now_rfc3339(),
                             [&progress](std::string_view m) { progress.announce(m); }};
+    auto ep = o.talos.endpoint_for(c.talos);
+    if (!ep) {
+        progress.done();
+        return stages::failed(ep.error());
+    }
+    ao.read_config = stages::config_reader(c.talos, *ep, o.talos.call_timeout_ms);
     doc::ResourceList applied = std::move(plan);
     stages::Outcome apply = stages::hold_apply(applied, ao);
     if (apply.error) {

@@ -33,6 +33,7 @@ struct Whole {
     std::string talosconfig_path;
     bundle::Bundle bundle;
     std::string bundle_source;
+    std::optional<talos::Address> endpoint; // the nodes are reached through it, when set
     doc::Value cluster; // the TalosCluster as planned (for the release's zero-drift check)
 };
 
@@ -186,6 +187,7 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
         return stages::failed(ep.error());
     }
     io.endpoint = *ep;
+    w.endpoint = *ep;
     io.call_timeout_ms = o.talos.call_timeout_ms;
     io.concurrency = o.talos.concurrency;
     cli::Progress progress(s);
@@ -331,8 +333,12 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
         return stages::failed(st.error());
     }
     cli::Progress progress(s);
-    stages::ApplyOptions ao{w.objects.get(), o.backup_dir, util::now_rfc3339(),
-                            [&progress](std::string_view m) { progress.announce(m); }, &w.bundle};
+    stages::ApplyOptions ao{w.objects.get(),
+                            o.backup_dir,
+                            util::now_rfc3339(),
+                            [&progress](std::string_view m) { progress.announce(m); },
+                            stages::config_reader(w.talos, w.endpoint, o.talos.call_timeout_ms),
+                            &w.bundle};
     // The blocked workers' results stay in the report; hold apply writes what the plan creates.
     doc::ResourceList applied = plan;
     doc::Value kept = doc::Value::array();

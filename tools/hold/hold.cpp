@@ -19,16 +19,18 @@ namespace {
 const cli::ToolInfo k_info{
     "hold",
     "Write a plan as held machines, release them after a live zero-drift check, or abort.",
-    "kubectl ichor hold apply [-f PLAN|-] [--yes] [--backup-dir DIR]\n"
+    "kubectl ichor hold apply [-f PLAN|-] --talosconfig FILE [--yes] [--backup-dir DIR]\n"
     "  kubectl ichor hold release --cluster NAME --talosconfig FILE [--machine NAME...] [--timeout "
     "15m]\n"
     "  kubectl ichor hold abort --cluster NAME [--machine NAME...]",
     "apply: a machine the plan refused or blocked is named and not written, the others are (exit\n"
     "5); a plan whose own refusal stops it is refused. Lists the class B changes and asks for "
     "consent\n"
-    "(typed on the terminal, or --yes); saves each machine's live configuration (secrets "
-    "digested)\n"
-    "to --backup-dir first; then creates each TalosMachine approved and held\n"
+    "(typed on the terminal, or --yes); reads each machine's configuration again and refuses a\n"
+    "stale plan (a node, the TalosCluster or a patch changed since the plan), naming what "
+    "changed;\n"
+    "saves each configuration as the node returned it, secrets included, to --backup-dir (0700,\n"
+    "files 0600); then creates each TalosMachine approved and held\n"
     "(ichor.maesh.dev/hold-apply) and its patches. A rerun of the same plan converges.\n"
     "release: for held machines, control planes first, one at a time: inspect the node again, "
     "check\n"
@@ -37,7 +39,7 @@ const cli::ToolInfo k_info{
     "abort: removes held machines and their patches that this suite created (allow-delete first);\n"
     "touches no node.\n",
     "  kubectl ichor drift --cluster prod -f trusted.yaml > plan.yaml\n"
-    "  kubectl ichor hold apply -f plan.yaml\n"
+    "  kubectl ichor hold apply -f plan.yaml --talosconfig talosconfig-prod\n"
     "  kubectl ichor hold release --cluster prod --talosconfig talosconfig-prod\n"
     "  kubectl ichor hold abort --cluster prod --machine prod-w-2\n",
 };
@@ -118,8 +120,17 @@ stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects, cli::S
     if (auto st = cli::obtain_consent(s, what, stages::consent_lines(*plan), o.yes); !st) {
         return stages::failed(st.error());
     }
+    auto ctx = o.talos.load(s);
+    if (!ctx) {
+        return stages::failed(ctx.error());
+    }
+    auto ep = o.talos.endpoint_for(ctx->context);
+    if (!ep) {
+        return stages::failed(ep.error());
+    }
     stages::ApplyOptions ao;
     ao.objects = &objects;
+    ao.read_config = stages::config_reader(ctx->context, *ep, o.talos.call_timeout_ms);
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = util::now_rfc3339();
     ao.say = [&s](std::string_view m) { s.err << m << "\n"; };

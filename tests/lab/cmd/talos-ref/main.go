@@ -7,6 +7,10 @@
 // (client.WithNode: single-valued `node` metadata), which E's apid forwards.
 //
 //	talos-ref --talosconfig F [--concurrency N] [--insecure] [--endpoint E] ADDR...
+//
+// With --apply-config FILE it instead applies FILE's bytes to each address, as
+// `talosctl apply-config --mode no-reboot -f FILE` does (the tests restore a backup with it), and
+// prints one JSON line per node with the outcome.
 package main
 
 import (
@@ -57,6 +61,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 16, "nodes read at the same time")
 	insecure := flag.Bool("insecure", false, "maintenance mode: no client certificate, no server verification")
 	endpoint := flag.String("endpoint", "", "reach every node through this endpoint, the node in each call's context")
+	applyConfig := flag.String("apply-config", "", "apply this file's bytes to each node (mode no-reboot) instead of reading it")
 	flag.Parse()
 
 	if (*talosconfig == "" && !*insecure) || flag.NArg() == 0 || *concurrency < 1 || (*endpoint != "" && *insecure) {
@@ -73,6 +78,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "talos-ref: %v\n", err)
 			os.Exit(3)
 		}
+	}
+
+	if *applyConfig != "" {
+		os.Exit(applyAll(cfg, *applyConfig, flag.Args()))
 	}
 
 	// Through an endpoint: one client, so one connection, for every node.
@@ -306,4 +315,55 @@ func read(cfg *clientconfig.Config, insecure bool, shared *client.Client, addr s
 	r.TotalMS = float64(time.Since(start).Microseconds()) / 1000
 
 	return r
+}
+
+// applyAll applies the bytes of path to each address with Talos's client, one after the other.
+func applyAll(cfg *clientconfig.Config, path string, addrs []string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "talos-ref: %v\n", err)
+
+		return 3
+	}
+
+	rc := 0
+
+	for _, addr := range addrs {
+		r := result{Address: addr, Calls: []call{}}
+
+		func() {
+			c, err := client.New(context.Background(), client.WithConfig(cfg), client.WithEndpoints(addr))
+			if err != nil {
+				r.Error = err.Error()
+
+				return
+			}
+
+			defer c.Close() //nolint:errcheck
+
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+
+			t0 := time.Now()
+			_, err = c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_NO_REBOOT})
+			cl := call{Name: "ApplyConfiguration", MS: float64(time.Since(t0).Microseconds()) / 1000, Code: status.Code(err).String()}
+
+			if err != nil {
+				cl.Error = status.Convert(err).Message()
+				r.Error = cl.Error
+			}
+
+			r.Calls = append(r.Calls, cl)
+			r.OK = err == nil
+		}()
+
+		if !r.OK {
+			rc = 1
+		}
+
+		line, _ := json.Marshal(r)          //nolint:errcheck,errchkjson
+		os.Stdout.Write(append(line, '\n')) //nolint:errcheck
+	}
+
+	return rc
 }
