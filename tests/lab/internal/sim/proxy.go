@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
@@ -171,7 +172,13 @@ func (s *Sim) resolveTarget(from *Node, target string) (string, error) {
 	return net.JoinHostPort(target, strconv.Itoa(constants.ApidPort)), nil
 }
 
+// dials counts the forwarding connections made, for the tests: a forwarded call on a kept backend
+// makes none.
+var dials atomic.Int64
+
 func (n *Node) dial(target string) (*grpc.ClientConn, error) {
+	dials.Add(1)
+
 	addr, err := n.sim.resolveTarget(n, target)
 	if err != nil {
 		return nil, err
@@ -214,9 +221,9 @@ func outgoing(ctx context.Context, roles role.Set) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// backends keeps one connection per forwarding node and target for unary calls, as apid's
-// director keeps its remote backends: a cluster read through one endpoint makes one handshake per
-// target, not one per call. A connection is kept only while it works: a call failing Unavailable
+// backends keeps one connection per forwarding node and target for unary and streaming calls, as
+// apid's director keeps its remote backends: a cluster read through one endpoint makes one
+// handshake per target, not one per call. A connection is kept only while it works: a call failing Unavailable
 // drops it, so the next call dials afresh (a node that restarted is not left behind gRPC's
 // reconnect backoff), and a change of the forwarding credentials (a reset) drops it. A dropped
 // connection is closed once the calls still on it are past their bounds.
@@ -421,18 +428,23 @@ func (n *Node) forwardStream(ss grpc.ServerStream, method, target string, roles 
 		return err
 	}
 
-	conn, err := n.dial(target)
+	// On the kept backend, as the unary calls: apid's director proxies streams over the same
+	// remote backend. Dialling per stream made every forwarded COSI List a handshake in the
+	// simulator (three per node read), which the bench measured instead of the readers.
+	b, err := n.backend(target)
 	if err != nil {
 		return err
 	}
 
-	defer conn.Close() //nolint:errcheck
-
 	ctx, cancel := context.WithCancel(outgoing(ss.Context(), roles))
 	defer cancel()
 
-	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method, grpc.ForceCodec(rawCodec{}))
+	cs, err := b.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
+		if status.Code(err) == codes.Unavailable {
+			n.dropBackend(target, b)
+		}
+
 		return err
 	}
 
@@ -445,11 +457,15 @@ func (n *Node) forwardStream(ss grpc.ServerStream, method, target string, roles 
 	}
 
 	for {
-		var b []byte
+		var msg []byte
 
-		if err := cs.RecvMsg(&b); err != nil {
+		if err := cs.RecvMsg(&msg); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
+			}
+
+			if status.Code(err) == codes.Unavailable {
+				n.dropBackend(target, b)
 			}
 
 			return err
@@ -460,7 +476,7 @@ func (n *Node) forwardStream(ss grpc.ServerStream, method, target string, roles 
 			return err
 		}
 
-		if err := proto.Unmarshal(b, out); err != nil {
+		if err := proto.Unmarshal(msg, out); err != nil {
 			return err
 		}
 
