@@ -21,6 +21,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -136,6 +139,27 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 }
 
 func (rawCodec) Name() string { return "proto" }
+
+// rawReply is a forwarded reply as its target sent it. The node's server writes it as it is
+// (serverCodec), as apid's grpc-proxy passes frames through: decoding every forwarded reply into
+// its type only for gRPC to encode it again cost the simulator CPU that the readers it serves
+// then waited for (bench/README.md).
+type rawReply struct{ b []byte }
+
+// serverCodec is gRPC's proto codec, except that a rawReply is sent as its bytes.
+type serverCodec struct{ encoding.CodecV2 }
+
+func (c serverCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if r, ok := v.(*rawReply); ok {
+		return mem.BufferSlice{mem.SliceBuffer(r.b)}, nil
+	}
+
+	return c.CodecV2.Marshal(v)
+}
+
+func newServerCodec() serverCodec {
+	return serverCodec{encoding.GetCodecV2(grpcproto.Name)}
+}
 
 // resolveTarget maps a `node` value to the address to dial. Targets outside the simulator are
 // never dialled unless they are loopback addresses.
@@ -315,12 +339,7 @@ func (n *Node) forwardUnary(ctx context.Context, method string, req any, target 
 		return nil, err
 	}
 
-	resp, err := newMessage(method, false)
-	if err != nil {
-		return nil, err
-	}
-
-	return resp, proto.Unmarshal(respBytes, resp)
+	return &rawReply{b: respBytes}, nil
 }
 
 // fanOutUnary calls every target and merges the replies the way apid does: each reply gets
@@ -471,16 +490,7 @@ func (n *Node) forwardStream(ss grpc.ServerStream, method, target string, roles 
 			return err
 		}
 
-		out, err := newMessage(method, false)
-		if err != nil {
-			return err
-		}
-
-		if err := proto.Unmarshal(msg, out); err != nil {
-			return err
-		}
-
-		if err := ss.SendMsg(out); err != nil {
+		if err := ss.SendMsg(&rawReply{b: msg}); err != nil {
 			return err
 		}
 	}
