@@ -170,16 +170,19 @@ struct BundleOptions {
     [[nodiscard]] bool from_secret() const { return file.empty() && !recover; }
 
     // The bundle from the source given: the file (a warning when group or others can read it), a
-    // control plane's configuration read with `talos` (written 0600 to recover_to, never over a
-    // file), else the Secret of `cluster` through `kube`. Whatever the source, refused while a CA
-    // rotation is under way when `kube` and `cluster` are given (stages::load_bundle). Warnings go
-    // to s.err as the tool `verb`'s.
+    // control plane's configuration read with `talos`, through `endpoint` when set (written 0600
+    // to recover_to, never over a file), else the Secret of `cluster` through `kube`. Whatever the
+    // source, refused while a CA rotation is under way when `kube` and `cluster` are given
+    // (stages::load_bundle). Warnings go to s.err as the tool `verb`'s.
     struct Sources {
         const talos::TalosContext* talos = nullptr;
         kube::Client* kube = nullptr;
         const doc::Value* cluster = nullptr; // the TalosCluster object
         std::string cluster_name;
         std::int64_t call_timeout_ms = 20000;
+        // The endpoint the control plane of --recover-from is read through
+        // (TalosOptions::endpoint_for); none: dialled directly.
+        std::optional<talos::Address> endpoint;
     };
     [[nodiscard]] Result<bundle::Bundle> load(Streams& s, std::string_view verb,
                                               const Sources& from) const;

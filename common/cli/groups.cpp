@@ -24,7 +24,7 @@ Result<bundle::Bundle> BundleOptions::load(Streams& s, std::string_view verb,
     auto warn = [&s, verb](std::string_view m) { report_warning(s, verb, m); };
     stages::BundleSource src{file, recover_from,
                              recover_to.empty() ? from.cluster_name + "-secrets.yaml" : recover_to,
-                             from.call_timeout_ms};
+                             from.call_timeout_ms, from.endpoint};
     return stages::load_bundle(src, from.talos, from.kube, from.cluster, warn);
 }
 

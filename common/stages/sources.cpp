@@ -58,7 +58,12 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
     if (!addr) {
         return addr.error().wrap("--recover-from");
     }
-    talos::NodeClient c(*addr, talos::mutual_tls(*ctx, s.call_timeout_ms));
+    // Through an endpoint the endpoint's handshake is the one verified and its apid checks the
+    // control plane's certificate on the forwarded hop (talos-api.md §1.2), as for inspect.
+    auto dial = talos::mutual_tls(*ctx, s.call_timeout_ms);
+    talos::NodeClient c = s.endpoint
+                              ? talos::NodeClient(talos::Endpoint(*s.endpoint, dial), addr->host)
+                              : talos::NodeClient(*addr, dial);
     auto res = c.cosi_get(talos::kind::k_machine_config);
     if (!res) {
         return res.error().wrap("--recover-from");

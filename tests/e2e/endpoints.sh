@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Nodes through the talosconfig endpoint (issue 16): prod's nodes read through its control plane
 # only give the same facts as read directly; trustcheck and drift judge them alike; a worker as
-# endpoint refuses; another cluster's node is told apart from the endpoint; reclaim refuses.
+# endpoint refuses; another cluster's node is told apart from the endpoint; every other tool that
+# talks to nodes (trustcheck's recovery, adopt, hold release) goes through the endpoint too, the
+# call log showing both hops; credentials writes the endpoints; reclaim stays direct.
+# Leaves the lab as it found it: the machine hold release adopts here is removed again.
 . "$(dirname "$0")/lib.sh"
 I=$ICHOR_BIN/kubectl-ichor-inspect
 T=$ICHOR_BIN/kubectl-ichor-trustcheck
 D=$ICHOR_BIN/kubectl-ichor-drift
 R=$ICHOR_BIN/kubectl-ichor-reclaim
+A=$ICHOR_BIN/kubectl-ichor-adopt
+H=$ICHOR_BIN/kubectl-ichor-hold
+C=$ICHOR_BIN/kubectl-ichor-credentials
+NS=ichor-system
 TC=$(talosconfig prod)
 CP=$(node_addr prod-cp-1); CP2=$(node_addr prod-cp-2); W1=$(node_addr prod-w-1); W2=$(node_addr prod-w-2)
 B=$(node_addr lab-b-cp-1)
@@ -34,7 +41,14 @@ expect_eq "worker: nothing came to it directly" \
 
 # The context says so: a context naming nodes reaches them through its endpoints; --direct not.
 # (Its copy holds the client key: never under $OUT, which zz_secrets_scan reads.)
-KEYS=$(mktemp -d /tmp/ichor-e2e-endpoints.XXXXXX); trap 'rm -rf "$KEYS"' EXIT
+KEYS=$(mktemp -d /tmp/ichor-e2e-endpoints.XXXXXX)
+unadopt() {
+  kubectl annotate talosmachine -n $NS prod-w-2 ichor.maesh.dev/allow-delete=true --overwrite > /dev/null 2>&1
+  kubectl delete talosmachine -n $NS prod-w-2 --ignore-not-found > /dev/null 2>&1
+  kubectl annotate talosconfigpatch -n $NS prod-w-2-adopted ichor.maesh.dev/allow-delete=true --overwrite > /dev/null 2>&1
+  kubectl delete talosconfigpatch -n $NS prod-w-2-adopted --ignore-not-found > /dev/null 2>&1
+}
+trap 'rm -rf "$KEYS"; unadopt' EXIT
 python3 - "$TC" "$KEYS/talosconfig-nodes" "$CP" "$W2" <<'PY'
 import sys, yaml
 c = yaml.safe_load(open(sys.argv[1]))
@@ -84,10 +98,86 @@ expect_contains "endpoint of another cluster: names both" "$(out refused | jq -r
 expect_eq "endpoint of another cluster: trustcheck does not call it a member" \
   "$(out refused | "$T" --cluster prod -o json 2>/dev/null | jq -r '.items[0].status.trust.verdict')" Unreachable
 
+# The hop of one tool's run, from the call logs: how many calls of METHOD (a regex) NODE got
+# forwarded by the endpoint, how many it got directly, and how many the endpoint got naming NODE
+# (since the counts N_EP, N_NODE). The lab's controller reads a released machine directly, with
+# COSI Gets only: Version is the tools' own.
+hop() { # hop NODE-NAME NODE-ADDR N_EP N_NODE [METHOD] -> "forwarded direct via-endpoint"
+  local f d v m=${5:-.}
+  f=$(calls "$1" | jq --argjson n "$4" --arg m "$m" '[.[$n:][] | select((.method | test($m)) and (.proxyFrom // "") != "")] | length')
+  d=$(calls "$1" | jq --argjson n "$4" --arg m "$m" '[.[$n:][] | select((.method | test($m)) and (.proxyFrom // "") == "")] | length')
+  v=$(calls prod-cp-1 | jq --argjson n "$3" --arg a "$2" --arg m "$m" '[.[$n:][] | select((.method | test($m)) and .node == $a)] | length')
+  echo "$f $d $v"
+}
+marks() { echo "$(calls prod-cp-1 | jq length) $(calls "$1" | jq length)"; }
+via_only() { # via_only WHAT "f d v": something forwarded, nothing direct, the endpoint named it
+  read -r f d v <<<"$2"
+  expect_eq "$1: nothing came to the node directly" "$d" 0
+  [ "$f" -gt 0 ] && [ "$v" -ge "$f" ] && pass "$1: $f call(s) forwarded by the endpoint, which got $v naming the node" \
+    || fail "$1: forwarded $f, the endpoint got $v naming the node"
+}
+
+# trustcheck's only node, the control plane of --recover-from, through the endpoint. (The bundle
+# recovered holds the cluster's keys: never under $OUT.)
+read -r e0 c0 <<<"$(marks prod-cp-2)"
+"$I" "$W2" --talosconfig "$TC" --endpoints "$CP" 2>/dev/null > "$OUT/t-rec-in.json"
+run_in trec "$OUT/t-rec-in.json" "$T" --cluster prod --recover-secrets --recover-from "$CP2" \
+  --recover-to "$KEYS/recovered.yaml" --talosconfig "$TC" --endpoints "$CP" -o json
+expect_eq "trustcheck --recover-from through the endpoint: exit 0" "$(rc trec)" 0
+expect_eq "trustcheck --recover-from through the endpoint: member" "$(out trec | jq -r '.items[0].status.trust.verdict')" Member
+via_only "trustcheck --recover-from" "$(hop prod-cp-2 "$CP2" "$e0" "$c0")"
+read -r e0 c0 <<<"$(marks prod-cp-2)"
+run_in trecd "$OUT/t-rec-in.json" "$T" --cluster prod --recover-secrets --recover-from "$CP2" \
+  --recover-to "$KEYS/recovered-direct.yaml" --talosconfig "$TC" -o json
+read -r f d v <<<"$(hop prod-cp-2 "$CP2" "$e0" "$c0")"
+expect_eq "trustcheck --recover-from without --endpoints: dialled directly" "$f $v $((d > 0))" "0 0 1"
+
+# adopt --plan: its inspection and its recovery through the endpoint.
+unadopt
+read -r e0 c0 <<<"$(marks prod-w-2)"
+read -r _ r0 <<<"$(marks prod-cp-2)"
+run aplan "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --endpoints "$CP" --plan -o json \
+  --recover-secrets --recover-from "$CP2" --recover-to "$KEYS/recovered-adopt.yaml"
+expect_eq "adopt --plan through the endpoint: exit 0" "$(rc aplan)" 0
+expect_eq "adopt --plan through the endpoint: spec.endpoint" "$(out aplan | jq -r '.items[] | select(.kind == "Inspection") | .spec.endpoint')" "$CP"
+via_only "adopt --plan, its inspection" "$(hop prod-w-2 "$W2" "$e0" "$c0")"
+via_only "adopt --plan, its recovery" "$(hop prod-cp-2 "$CP2" "$e0" "$r0")"
+
+# hold release: the live zero-drift check reads the node through the endpoint.
+out aplan > "$OUT/ep-plan.json"
+run happly "$H" apply -f "$OUT/ep-plan.json" --yes --backup-dir "$OUT/backups"
+expect_eq "hold apply of the plan made through the endpoint: exit 0" "$(rc happly)" 0
+read -r e0 c0 <<<"$(marks prod-w-2)"
+run hrel "$H" release --cluster prod --talosconfig "$TC" --endpoints "$CP" --machine prod-w-2 --timeout 60s
+expect_eq "hold release through the endpoint: exit 0" "$(rc hrel)" 0
+expect_eq "hold release through the endpoint: hold released" "$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.metadata.annotations.ichor\.maesh\.dev/hold-apply}')" ""
+via_only "hold release" "$(hop prod-w-2 "$W2" "$e0" "$c0" '/Version$')"
+unadopt
+
+# credentials talks to no node: it writes the endpoints given, and the tools reach the nodes
+# through them.
+run cred "$C" prod --endpoints "$CP" --output-file "$KEYS/talosconfig-cred"
+expect_eq "credentials --endpoints: exit 0" "$(rc cred)" 0
+expect_eq "credentials --endpoints: the endpoints written" "$(python3 -c 'import sys,yaml; print(",".join(yaml.safe_load(open(sys.argv[1]))["contexts"]["prod"]["endpoints"]))' "$KEYS/talosconfig-cred")" "$CP"
+run credbad "$C" prod --endpoints "https://$CP" --output-file "$KEYS/talosconfig-bad"
+expect_eq "credentials --endpoints with a URL: usage error" "$(rc credbad)" 2
+read -r e0 c0 <<<"$(marks prod-w-2)"
+run credi "$I" "$W2" --talosconfig "$KEYS/talosconfig-cred" --endpoints "$CP" -o json
+expect_eq "credentials' talosconfig through its endpoint: verified" "$(out credi | jq -r '.items[0].spec.endpoint + " " + .items[0].status.access')" "$CP os:admin"
+via_only "inspect with credentials' talosconfig" "$(hop prod-w-2 "$W2" "$e0" "$c0")"
+
 # Reclaim resets only over a direct connection.
 r0=$(calls prod-w-1 | jq '[.[] | select(.method | endswith("/Reset"))] | length')
 run reclaim "$R" "$W1" --talosconfig "$TC" --cluster prod --endpoints "$CP" --confirm-uuid "$(node_field prod-w-1 uuid)"
 expect_eq "reclaim through an endpoint: usage error" "$(rc reclaim)" 2
 expect_contains "reclaim through an endpoint: says why" "$(err reclaim)" "reclaim resets only over a direct connection"
 expect_eq "reclaim through an endpoint: no reset" "$(calls prod-w-1 | jq '[.[] | select(.method | endswith("/Reset"))] | length')" "$r0"
+# ... and a context that names nodes (its endpoint would route inspect) does not route it either:
+# reclaim reads the node directly, and refuses the wrong UUID before any reset.
+read -r e0 c0 <<<"$(marks prod-w-1)"
+run reclaimctx "$R" "$W1" --talosconfig "$KEYS/talosconfig-nodes" --cluster prod --confirm-uuid 01234567-89ab-4def-8123-456789abcdef
+expect_eq "reclaim, context with nodes: refused" "$(rc reclaimctx)" 1
+read -r f d v <<<"$(hop prod-w-1 "$W1" "$e0" "$c0")"
+expect_eq "reclaim, context with nodes: dialled directly (forwarded, via the endpoint, direct > 0)" "$f $v $((d > 0))" "0 0 1"
+expect_eq "reclaim, context with nodes: no reset" "$(calls prod-w-1 | jq '[.[] | select(.method | endswith("/Reset"))] | length')" "$r0"
 finish

@@ -60,3 +60,15 @@ TEST_CASE("credentials: a command line fills the options", "[tools][credentials]
     CHECK(d.endpoints.empty());
     CHECK(d.bundle.from_secret());
 }
+
+TEST_CASE("credentials: --endpoints, the other tools' spelling, beside --endpoint",
+          "[tools][credentials]") {
+    auto o =
+        parsed({"prod", "--endpoints", "10.0.0.11,10.0.0.12:50001", "--endpoint", "10.0.0.13"});
+    CHECK(o.endpoints == std::vector<std::string>{"10.0.0.11", "10.0.0.12:50001", "10.0.0.13"});
+    test::check_usage(k_run, k_verb, {"prod", "--endpoints", "https://10.0.0.11"},
+                      "--endpoints: bad address \"https://10.0.0.11\": give a host or host:port, "
+                      "not a URL");
+    test::check_usage(k_run, k_verb, {"prod", "--endpoint", "10.0.0.11:0"},
+                      "--endpoint: bad address \"10.0.0.11:0\": port 0 is out of range");
+}

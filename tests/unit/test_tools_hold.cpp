@@ -79,3 +79,26 @@ TEST_CASE("hold: a command line fills the options", "[tools][hold]") {
     CHECK(d.timeout_ms == 15 * 60 * 1000);
     CHECK(d.bundle.from_secret());
 }
+
+TEST_CASE("hold: release reaches the nodes through --endpoints, or dials them with --direct",
+          "[tools][hold]") {
+    auto r = parsed({"release", "--cluster", "prod", "--endpoints", "10.0.0.11"});
+    REQUIRE(r.talos.endpoints.size() == 1);
+    CHECK(r.talos.endpoints[0].text == "10.0.0.11");
+    talos::TalosContext c;
+    c.endpoints = {"10.0.0.12"};
+    c.nodes = {"10.0.0.21"};
+    auto ep = r.talos.endpoint_for(c);
+    REQUIRE(ep.ok());
+    REQUIRE(ep->has_value());
+    CHECK((*ep)->text == "10.0.0.11"); // the flag before the context's endpoint
+    auto d = parsed({"release", "--cluster", "prod", "--direct"});
+    auto none = d.talos.endpoint_for(c);
+    REQUIRE(none.ok());
+    CHECK_FALSE(none->has_value());
+    test::check_usage(k_run, k_verb,
+                      {"release", "--cluster", "prod", "--endpoints", "10.0.0.11", "--direct"},
+                      "give --endpoints or --direct, not both");
+    test::check_usage(k_run, k_verb, {"release", "--cluster", "prod", "--endpoints", "10.0.0.11:x"},
+                      "--endpoints: bad address \"10.0.0.11:x\": port \"x\" is not a number");
+}

@@ -86,3 +86,23 @@ TEST_CASE("trustcheck: a command line fills the options", "[tools][trustcheck]")
     CHECK(d.kube.ns.empty());
     CHECK(d.input.file.empty());
 }
+
+TEST_CASE("trustcheck: --recover-from's control plane is reached through --endpoints",
+          "[tools][trustcheck]") {
+    auto o = parsed({"--cluster", "prod", "--recover-secrets", "--recover-from", "10.0.0.12",
+                     "--talosconfig", "tc", "--endpoints", "10.0.0.11:50001"});
+    REQUIRE(o.talos.endpoints.size() == 1);
+    CHECK(o.talos.endpoints[0].port == 50001);
+    talos::TalosContext c; // a context without nodes: only the flag routes
+    c.endpoints = {"10.0.0.12"};
+    auto ep = o.talos.endpoint_for(c);
+    REQUIRE(ep.ok());
+    REQUIRE(ep->has_value());
+    CHECK((*ep)->text == "10.0.0.11:50001");
+    auto plain = parsed({"--cluster", "prod", "--recover-secrets", "--recover-from", "10.0.0.12"});
+    auto direct = plain.talos.endpoint_for(c);
+    REQUIRE(direct.ok());
+    CHECK_FALSE(direct->has_value());
+    test::check_usage(k_run, k_verb, {"--cluster", "prod", "--direct", "--endpoints", "10.0.0.11"},
+                      "give --endpoints or --direct, not both");
+}

@@ -196,6 +196,8 @@ struct Context {
     doc::Value cluster;
     talos::TalosContext talos;
     std::string talosconfig_path;
+    // How every node is reached, inspect, recovery and release alike (TalosOptions::endpoint_for).
+    std::optional<talos::Address> endpoint;
     bundle::Bundle bundle;
     std::vector<doc::Value> machines; // the namespace's TalosMachines, as the plan read them
 };
@@ -219,8 +221,14 @@ Result<Context> prepare(const Options& o, cli::Streams& s) {
     }
     c.talos = ctx->context;
     c.talosconfig_path = ctx->path;
+    auto ep = o.talos.endpoint_for(c.talos);
+    if (!ep) {
+        return ep.error();
+    }
+    c.endpoint = *ep;
     auto b = o.bundle.load(
-        s, "adopt", {&c.talos, c.kube.get(), &c.cluster, o.kube.cluster, o.talos.call_timeout_ms});
+        s, "adopt",
+        {&c.talos, c.kube.get(), &c.cluster, o.kube.cluster, o.talos.call_timeout_ms, c.endpoint});
     if (!b) {
         return b.error();
     }
@@ -245,11 +253,7 @@ stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list)
     }
     io.context = c.talos;
     io.talosconfig_path = c.talosconfig_path;
-    auto ep = o.talos.endpoint_for(c.talos);
-    if (!ep) {
-        return stages::failed(ep.error());
-    }
-    io.endpoint = *ep;
+    io.endpoint = c.endpoint;
     io.call_timeout_ms = o.talos.call_timeout_ms;
     io.concurrency = o.talos.concurrency;
     stages::inspect(list, io);
@@ -378,6 +382,7 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     auto ro =
         stages::release_options(*c.objects, o.kube.cluster, names, c.talos, c.talosconfig_path,
                                 o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
+    ro.inspect.endpoint = c.endpoint;
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
     doc::ResourceList out;

@@ -210,6 +210,7 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
     stages::BundleSource src;
     src.file = o.bundle.file;
     src.call_timeout_ms = o.talos.call_timeout_ms;
+    src.endpoint = w.endpoint;
     if (src.file.empty()) {
         src.recover_from = !o.bundle.recover_from.empty() ? o.bundle.recover_from
                            : cp != nullptr                ? inspection::View(*cp).node()

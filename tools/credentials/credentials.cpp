@@ -4,6 +4,7 @@
 #include "common/cli/errors.h"
 #include "common/cli/run.h"
 #include "common/stages/sources.h"
+#include "common/talos/address.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
@@ -18,14 +19,15 @@ const cli::ToolInfo k_info{
     "credentials",
     "Write a talosconfig for a cluster from its secrets bundle: an os:admin client certificate "
     "signed by the cluster's Talos API CA.",
-    "kubectl ichor credentials NAME [-n NS] [--secrets-bundle FILE] [--endpoint ADDRESS...]\n"
+    "kubectl ichor credentials NAME [-n NS] [--secrets-bundle FILE] [--endpoints ADDR,...]\n"
     "      [--role os:admin] [--ttl 8760h] [--output-file FILE]",
     "The bundle is the TalosCluster's bundle Secret, or --secrets-bundle FILE. The endpoints are\n"
-    "--endpoint, else the addresses of the cluster's approved control-plane TalosMachines. The\n"
-    "file (default ./talosconfig-NAME) is written 0600 and never over an existing file; the key\n"
-    "is never printed.\n",
+    "--endpoints (or --endpoint, repeated), else the addresses of the cluster's approved\n"
+    "control-plane TalosMachines. The file (default ./talosconfig-NAME) is written 0600 and\n"
+    "never over an existing file; the key is never printed. It talks to no node; the other\n"
+    "tools reach nodes through such an endpoint with --endpoints.\n",
     "  kubectl ichor credentials prod\n"
-    "  kubectl ichor credentials prod --output-file ~/.talos/prod --endpoint 10.0.0.11\n"
+    "  kubectl ichor credentials prod --output-file ~/.talos/prod --endpoints 10.0.0.11\n"
     "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod\n",
 };
 
@@ -36,9 +38,12 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     cli::add_kube_flags(opts, false);
     opts.add_options("Credentials")("secrets-bundle", "the cluster's secrets bundle",
                                     cxxopts::value<std::string>(), "FILE")(
-        "endpoint", "a Talos API endpoint (repeatable)", cxxopts::value<std::vector<std::string>>(),
-        "ADDRESS")("role", "a role of the certificate (repeatable)",
-                   cxxopts::value<std::vector<std::string>>(), "ROLE")(
+        "endpoints", "the Talos API endpoints the talosconfig names",
+        cxxopts::value<std::vector<std::string>>(),
+        "ADDR,...")("endpoint", "a Talos API endpoint (repeatable; as --endpoints)",
+                    cxxopts::value<std::vector<std::string>>(),
+                    "ADDRESS")("role", "a role of the certificate (repeatable)",
+                               cxxopts::value<std::vector<std::string>>(), "ROLE")(
         "ttl", "lifetime of the certificate", cxxopts::value<std::string>()->default_value("8760h"),
         "DURATION")("output-file", "the talosconfig to write (0600)", cxxopts::value<std::string>(),
                     "FILE")("name", "", cxxopts::value<std::vector<std::string>>(), "CLUSTER");
@@ -58,7 +63,18 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                 return bundle.error();
             }
             o.bundle = *bundle;
-            o.endpoints = cli::strings_flag(r, "endpoint");
+            // The spelling of the other tools (--endpoints ADDR,...) and the older repeatable
+            // --endpoint; each an address the other tools accept, so that the talosconfig written
+            // is one they can use.
+            for (const char* flag : {"endpoints", "endpoint"}) {
+                for (auto& text : cli::strings_flag(r, flag)) {
+                    if (auto a = talos::parse_address(text); !a) {
+                        return cli::usage_error("--" + std::string(flag) + ": " +
+                                                a.error().message);
+                    }
+                    o.endpoints.push_back(std::move(text));
+                }
+            }
             o.roles = r.count("role") != 0 ? cli::strings_flag(r, "role")
                                            : std::vector<std::string>{"os:admin"};
             auto ttl = util::parse_duration_ms(r["ttl"].as<std::string>());

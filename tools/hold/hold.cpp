@@ -163,6 +163,13 @@ stages::Outcome do_release(const Options& o, kube::Client& kube, stages::IchorOb
     cli::Progress progress(s);
     auto ro = stages::release_options(objects, o.kube.cluster, o.machines, ctx->context, ctx->path,
                                       o.talos.call_timeout_ms, *b, *cluster, o.timeout_ms);
+    // The live check reads each node as inspect does: through --endpoints, or the context's
+    // endpoint when it names nodes.
+    auto ep = o.talos.endpoint_for(ctx->context);
+    if (!ep) {
+        return stages::failed(ep.error());
+    }
+    ro.inspect.endpoint = *ep;
     ro.progress = [&progress](std::string_view m) { progress.update(m); };
     ro.say = [&progress](std::string_view m) { progress.announce(m); };
     doc::ResourceList list;

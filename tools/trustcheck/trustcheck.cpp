@@ -90,18 +90,26 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
         }
         cluster = std::move(*c);
     }
+    // The only node trustcheck talks to is --recover-from's control plane: reached as inspect
+    // reaches nodes (--endpoints, or the context's endpoint when it names nodes).
     std::optional<talos::TalosContext> ctx;
+    std::optional<talos::Address> endpoint;
     if (o.bundle.recover) {
         auto c = o.talos.load(s);
         if (!c) {
             return stages::failed(c.error());
         }
         ctx = c->context;
+        auto ep = o.talos.endpoint_for(*ctx);
+        if (!ep) {
+            return stages::failed(ep.error());
+        }
+        endpoint = *ep;
     }
     auto b =
         o.bundle.load(s, "trustcheck",
                       {ctx ? &*ctx : nullptr, kube.get(), cluster.is_null() ? nullptr : &cluster,
-                       o.kube.cluster, o.talos.call_timeout_ms});
+                       o.kube.cluster, o.talos.call_timeout_ms, endpoint});
     if (!b) {
         return stages::failed(b.error());
     }

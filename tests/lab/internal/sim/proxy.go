@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
@@ -20,6 +21,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -136,6 +140,27 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 
 func (rawCodec) Name() string { return "proto" }
 
+// rawReply is a forwarded reply as its target sent it. The node's server writes it as it is
+// (serverCodec), as apid's grpc-proxy passes frames through: decoding every forwarded reply into
+// its type only for gRPC to encode it again cost the simulator CPU that the readers it serves
+// then waited for (bench/README.md).
+type rawReply struct{ b []byte }
+
+// serverCodec is gRPC's proto codec, except that a rawReply is sent as its bytes.
+type serverCodec struct{ encoding.CodecV2 }
+
+func (c serverCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if r, ok := v.(*rawReply); ok {
+		return mem.BufferSlice{mem.SliceBuffer(r.b)}, nil
+	}
+
+	return c.CodecV2.Marshal(v)
+}
+
+func newServerCodec() serverCodec {
+	return serverCodec{encoding.GetCodecV2(grpcproto.Name)}
+}
+
 // resolveTarget maps a `node` value to the address to dial. Targets outside the simulator are
 // never dialled unless they are loopback addresses.
 func (s *Sim) resolveTarget(from *Node, target string) (string, error) {
@@ -171,7 +196,13 @@ func (s *Sim) resolveTarget(from *Node, target string) (string, error) {
 	return net.JoinHostPort(target, strconv.Itoa(constants.ApidPort)), nil
 }
 
+// dials counts the forwarding connections made, for the tests: a forwarded call on a kept backend
+// makes none.
+var dials atomic.Int64
+
 func (n *Node) dial(target string) (*grpc.ClientConn, error) {
+	dials.Add(1)
+
 	addr, err := n.sim.resolveTarget(n, target)
 	if err != nil {
 		return nil, err
@@ -214,9 +245,9 @@ func outgoing(ctx context.Context, roles role.Set) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// backends keeps one connection per forwarding node and target for unary calls, as apid's
-// director keeps its remote backends: a cluster read through one endpoint makes one handshake per
-// target, not one per call. A connection is kept only while it works: a call failing Unavailable
+// backends keeps one connection per forwarding node and target for unary and streaming calls, as
+// apid's director keeps its remote backends: a cluster read through one endpoint makes one
+// handshake per target, not one per call. A connection is kept only while it works: a call failing Unavailable
 // drops it, so the next call dials afresh (a node that restarted is not left behind gRPC's
 // reconnect backoff), and a change of the forwarding credentials (a reset) drops it. A dropped
 // connection is closed once the calls still on it are past their bounds.
@@ -308,12 +339,7 @@ func (n *Node) forwardUnary(ctx context.Context, method string, req any, target 
 		return nil, err
 	}
 
-	resp, err := newMessage(method, false)
-	if err != nil {
-		return nil, err
-	}
-
-	return resp, proto.Unmarshal(respBytes, resp)
+	return &rawReply{b: respBytes}, nil
 }
 
 // fanOutUnary calls every target and merges the replies the way apid does: each reply gets
@@ -421,18 +447,23 @@ func (n *Node) forwardStream(ss grpc.ServerStream, method, target string, roles 
 		return err
 	}
 
-	conn, err := n.dial(target)
+	// On the kept backend, as the unary calls: apid's director proxies streams over the same
+	// remote backend. Dialling per stream made every forwarded COSI List a handshake in the
+	// simulator (three per node read), which the bench measured instead of the readers.
+	b, err := n.backend(target)
 	if err != nil {
 		return err
 	}
 
-	defer conn.Close() //nolint:errcheck
-
 	ctx, cancel := context.WithCancel(outgoing(ss.Context(), roles))
 	defer cancel()
 
-	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method, grpc.ForceCodec(rawCodec{}))
+	cs, err := b.conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
+		if status.Code(err) == codes.Unavailable {
+			n.dropBackend(target, b)
+		}
+
 		return err
 	}
 
@@ -445,26 +476,21 @@ func (n *Node) forwardStream(ss grpc.ServerStream, method, target string, roles 
 	}
 
 	for {
-		var b []byte
+		var msg []byte
 
-		if err := cs.RecvMsg(&b); err != nil {
+		if err := cs.RecvMsg(&msg); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
+			}
+
+			if status.Code(err) == codes.Unavailable {
+				n.dropBackend(target, b)
 			}
 
 			return err
 		}
 
-		out, err := newMessage(method, false)
-		if err != nil {
-			return err
-		}
-
-		if err := proto.Unmarshal(b, out); err != nil {
-			return err
-		}
-
-		if err := ss.SendMsg(out); err != nil {
+		if err := ss.SendMsg(&rawReply{b: msg}); err != nil {
 			return err
 		}
 	}

@@ -83,6 +83,7 @@ func (n *Node) newGRPCServer() *grpc.Server {
 
 	srv := grpc.NewServer(
 		grpc.Creds(creds),
+		grpc.ForceServerCodecV2(newServerCodec()),
 		grpc.MaxRecvMsgSize(constants.GRPCMaxMessageSize),
 		grpc.MaxSendMsgSize(constants.GRPCMaxMessageSize),
 		grpc.UnaryInterceptor(n.unaryInterceptor),

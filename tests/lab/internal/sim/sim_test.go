@@ -303,6 +303,20 @@ func TestRouting(t *testing.T) {
 		t.Errorf("COSI with nodes: %v", err)
 	}
 
+	// a forwarded stream (COSI List) goes over the connection the control plane keeps for its
+	// target, as the unary calls do: no dial after the first call to that target
+	before := dials.Load()
+
+	for i := range 2 {
+		if _, err := safe.StateListAll[*runtime.MachineStatus](client.WithNode(ctx, "t1-w"), cp.COSI); err != nil {
+			t.Fatalf("COSI List with node (%d): %v", i, err)
+		}
+	}
+
+	if d := dials.Load() - before; d != 0 {
+		t.Errorf("two forwarded Lists dialled %d connection(s), want 0 (the kept backend)", d)
+	}
+
 	// a worker cannot forward
 	w := talosClient(t, "t1", "talosconfig", "127.0.99.2")
 
