@@ -424,7 +424,15 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
                        " held TalosMachine(s) (" + util::join(names, ", ") + ") in namespace " +
                        w.kube->ns() +
                        ", then release them one by one after a live zero-drift check";
-    if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
+    std::vector<std::string> lines = stages::consent_lines(plan);
+    for (const auto& r : plan.results) { // what the CNI takeover does is consented to as well
+        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
+        if ((code == "CniPlan" || code == "CiliumValues") &&
+            r["tags"].value(std::string(vocab::k_tag_class), "") != "B") {
+            lines.push_back(r.value("message", ""));
+        }
+    }
+    if (auto st = cli::obtain_consent(s, what, lines, o.yes); !st) {
         return stages::failed(st.error());
     }
     cli::Progress progress(s);
