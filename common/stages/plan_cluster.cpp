@@ -1,5 +1,6 @@
 #include "common/stages/plan_cluster.h"
 
+#include "common/cni/values.h"
 #include "common/doc/vocabulary.h"
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
@@ -312,7 +313,8 @@ void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& 
                        "NoKubernetesNode",
                        "check that the kubeconfig is this cluster's: kubectl get nodes -o wide",
                        n.item);
-        } else if (condition_of(*k, "Ready") != "True") {
+        } else if (condition_of(*k, "Ready") != "True" &&
+                   !(o.cni.no_cni && network_not_ready(*k))) {
             refuse.add(n.address + ": Node " + text_at(*k, "metadata.name") +
                            " is NotReady; a cluster is adopted healthy",
                        "NodeNotReady", "kubectl describe node " + text_at(*k, "metadata.name"),
@@ -359,6 +361,72 @@ void check_members(const std::vector<Node>& nodes, const ClusterPlanOptions& o, 
         refuse.add("address(es) " + util::join(strangers, ", ") +
                        " are not members of the cluster by Talos discovery",
                    "NotMembers", "talosctl get members; drop them from --nodes");
+    }
+}
+
+// The CNI's results: what was found and from which evidence, decide's notes or refusal, and a
+// takeover's preflight gate (docs/stream.md, "Plan of a cluster").
+void check_cni(const ClusterCni& c, doc::ResourceList& list, Refusals& refuse) {
+    if (!c.summary.empty()) {
+        list.add_result(doc::Severity::Info,
+                        "cni: detected " + c.summary +
+                            (c.evidence.empty()
+                                 ? std::string()
+                                 : " (evidence: " + util::join(c.evidence, "; ") + ")"),
+                        "CniDetected");
+    }
+    if (!c.refusal.empty()) {
+        refuse.add(c.refusal, c.refusal_code.empty() ? "CniRefused" : c.refusal_code,
+                   c.refusal_hint);
+        return;
+    }
+    if (c.preset.empty()) {
+        refuse.add("the CNI of the cluster is not decided", "CNIUndecided",
+                   "rerun with --cni-unmanaged (spec.cni.preset: unmanaged, immutable)");
+        return;
+    }
+    for (const auto& n : c.notes) {
+        Value tags = Value::object();
+        if (n.find("(class B)") != std::string::npos) {
+            tags[std::string(vocab::k_tag_class)] = "B"; // the user consents to it
+        }
+        list.add_result(doc::Severity::Info, "cni: " + n, "CniPlan", nullptr, tags);
+    }
+    if (!c.values_source.empty() && c.values_source != "none") {
+        list.add_result(
+            doc::Severity::Info,
+            "cni: spec.cni.cilium.values from " + c.values_source + ": " +
+                (c.values.is_object() && !c.values.empty() ? c.values.dump() : std::string("{}")),
+            "CiliumValues");
+    }
+    if (!c.preflight) {
+        return;
+    }
+    const std::size_t first = list.results.size();
+    cni::add_results(list, *c.preflight,
+                     c.accept_diff ? doc::Severity::Warning : doc::Severity::Error);
+    std::size_t diffs = 0;
+    for (std::size_t i = first; i < list.results.size(); ++i) {
+        Value& r = list.results[i];
+        if (r["tags"].value(std::string(vocab::k_tag_code), "") != "CiliumDiff") {
+            continue;
+        }
+        ++diffs;
+        if (c.accept_diff) {
+            r["tags"][std::string(vocab::k_tag_class)] = "B"; // listed for consent
+        }
+    }
+    if (diffs == 0) {
+        list.add_result(doc::Severity::Info,
+                        "cni: the preflight finds no difference between the live Cilium and "
+                        "Ichor's render with these values",
+                        "CiliumPreflight");
+    } else if (!c.accept_diff) {
+        refuse.add("cni: the live Cilium differs from Ichor's render in " + std::to_string(diffs) +
+                       " value(s) (above); nothing was written",
+                   "CiliumDiffRefused",
+                   "set them in a values file (--cilium-values FILE), or accept the "
+                   "differences with --accept-cilium-diff");
     }
 }
 
@@ -440,7 +508,10 @@ Value make_cluster(const std::string& name, const std::vector<Node>& nodes, cons
         spec["registries"]["mirrors"] = *mirrors;
     }
     spec["discovery"]["addresses"] = addresses;
-    spec["cni"]["preset"] = o.cni_preset;
+    spec["cni"]["preset"] = o.cni.preset;
+    if (o.cni.values.is_object() && !o.cni.values.empty()) {
+        spec["cni"]["cilium"]["values"] = o.cni.values;
+    }
     spec["secretsBundleRef"] = Value{{"name", bundle_secret_name(name)}, {"key", "bundle.yaml"}};
     return c;
 }
@@ -783,12 +854,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
                        "\" is not a valid TalosCluster name (a DNS-1123 label)",
                    "InvalidClusterName", "name the TalosCluster: --cluster NAME");
     }
-    if (o.cni_preset.empty()) {
-        refuse.add("the CNI of the cluster is not decided: this release adopts a whole cluster "
-                   "only with its CNI left as the nodes have it",
-                   "CNIUndecided",
-                   "rerun with --cni-unmanaged (spec.cni.preset: unmanaged, immutable)");
-    }
+    check_cni(o.cni, list, refuse);
     if (refuse.count > 0 || cp == nullptr) {
         return refused_all;
     }
@@ -964,7 +1030,8 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
                           " control plane(s), " + std::to_string(ordered.size() - cps) +
                           " worker(s)), " + std::to_string(patches.size()) +
                           " TalosConfigPatch(es), the bundle " + o.bundle_source + " as Secret " +
-                          bundle_secret_name(name) + ", spec.cni.preset " + o.cni_preset;
+                          bundle_secret_name(name) + ", spec.cni.preset " + o.cni.preset +
+                          (o.cni.action.empty() ? std::string() : " (" + o.cni.action + ")");
     if (!left_out.empty()) {
         summary += "; " + std::to_string(left_out.size()) +
                    " worker(s) blocked and left out: " + addresses_of(left_out);
@@ -980,6 +1047,57 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
 }
 
 } // namespace
+
+bool network_not_ready(const Value& node) {
+    const Value* c = at(node, "status.conditions");
+    if (c == nullptr || !c->is_array()) {
+        return false;
+    }
+    for (const auto& cond : *c) {
+        if (cond.value("type", "") == "Ready") {
+            return cond.value("status", "") == "False" &&
+                   cond.value("message", "").find("NetworkPluginNotReady") != std::string::npos;
+        }
+    }
+    return false;
+}
+
+ClusterCni decide_cni(const cni::ClusterObjects& objects,
+                      const std::vector<cni::ControlPlane>& planes, const cni::CniFlags& flags,
+                      bool accept_diff) {
+    ClusterCni out;
+    out.accept_diff = accept_diff;
+    auto refused = [&out](const Error& e) {
+        out.refusal = e.message;
+        out.refusal_code = e.code;
+        out.refusal_hint = e.hint;
+        return out;
+    };
+    auto d = cni::detect(objects, planes);
+    if (!d) {
+        return refused(d.error());
+    }
+    out.summary = d->summary();
+    for (const auto& e : d->evidence) {
+        out.evidence.push_back(e.object + " " + e.field + "=" + e.value);
+    }
+    auto plan = cni::decide(*d, flags);
+    if (!plan) {
+        return refused(plan.error());
+    }
+    out.preset = plan->preset;
+    out.action = std::string(cni::action_name(plan->action));
+    out.values_source = std::string(cni::source_name(plan->source));
+    out.notes = plan->notes;
+    out.no_cni = plan->action == cni::CniAction::Install;
+    if (plan->action != cni::CniAction::Unmanaged) {
+        out.values = cni::split_owned(plan->values).values;
+    }
+    if (plan->action == cni::CniAction::Takeover) {
+        out.preflight = cni::preflight(cni::live_cilium(objects, d->namespace_name), plan->values);
+    }
+    return out;
+}
 
 std::string bundle_secret_name(const std::string& cluster) {
     return cluster + "-secrets";

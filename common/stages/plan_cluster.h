@@ -9,6 +9,9 @@
 #pragma once
 
 #include "common/bundle/bundle.h"
+#include "common/cni/decide.h"
+#include "common/cni/detect.h"
+#include "common/cni/preflight.h"
 #include "common/doc/resource_list.h"
 #include "common/stages/stage.h"
 
@@ -24,13 +27,49 @@ struct DiscoveryMember {
     std::vector<std::string> addresses;
 };
 
+// The CNI of the cluster as adoption decided it (common/cni, docs/cni.md): what detection found,
+// decide's plan or refusal, and a takeover's preflight. decide_cni makes it from what the caller
+// listed; plan_cluster writes it into the TalosCluster and the plan's results.
+struct ClusterCni {
+    std::string preset;  // spec.cni.preset: cilium or unmanaged; empty: not decided (refused)
+    std::string action;  // takeover, install or unmanaged (cni::action_name)
+    std::string summary; // detection's one line ("cilium, installed by helm (...)", "flannel")
+    std::vector<std::string> evidence; // "OBJECT FIELD=VALUE", each trace detection used
+    // spec.cni.cilium.values (the operator's values without Ichor-owned keys); null: none.
+    doc::Value values;
+    std::string values_source;      // cni::source_name
+    std::vector<std::string> notes; // decide's notes: the agents restart, a manifest goes
+    // decide's (or detection's) refusal: the message word for word, its code and hint.
+    std::string refusal;
+    std::string refusal_code;
+    std::string refusal_hint;
+    // No CNI: Nodes NotReady for the network (NetworkPluginNotReady) pass the health gate.
+    bool no_cni = false;
+    // A takeover's preflight: the live Cilium against the render with the values. Its
+    // differences refuse the adoption before any write unless accept_diff (--accept-cilium-diff),
+    // and are then part of what the user consents to.
+    std::optional<cni::Preflight> preflight;
+    bool accept_diff = false;
+};
+
+// Detects the CNI from the cluster's objects and the control planes' configurations, decides with
+// the flags, and runs a takeover's preflight. Pure. Every refusal is in the result (refusal),
+// never an error: the plan reports it with the others before anything is written.
+ClusterCni decide_cni(const cni::ClusterObjects& objects,
+                      const std::vector<cni::ControlPlane>& planes, const cni::CniFlags& flags,
+                      bool accept_diff);
+
+// True when the Node is NotReady only because the network is not (Ready=False with
+// NetworkPluginNotReady in its message), as a cluster without a CNI leaves every Node.
+bool network_not_ready(const doc::Value& node);
+
 struct ClusterPlanOptions {
     std::string cluster; // the TalosCluster to create; empty: the nodes' cluster.clusterName
     std::string ns;      // its namespace
     const bundle::Bundle* bundle = nullptr; // required: file or recovered
     std::string bundle_source;              // how the bundle was had, for the plan's words
-    // spec.cni.preset: "unmanaged" (--cni-unmanaged). Empty: the CNI was not decided, refused.
-    std::string cni_preset;
+    // The CNI (decide_cni). An empty preset without a refusal is refused as not decided.
+    ClusterCni cni;
     // The cluster's Kubernetes API: its Node objects, and whether the Ichor API is served (its
     // CRDs), with what is missing when it is not.
     std::vector<doc::Value> kube_nodes;

@@ -133,7 +133,7 @@ refused home-classc-cp ControlPlaneBlocked "a cluster is not adopted without all
 refused home-members MembersMissing "home-w-4"
 refused home NoControlPlane "no control plane among the nodes given" "127.0.0.54,127.0.0.55,127.0.0.56"
 run nocni "$A" --talosconfig "$(talosconfig home)" --nodes "$HOME_ADDRS" --plan -o json
-expect_eq "without --cni-unmanaged: refused" "$(out nocni | jq -r '[.results[] | .tags["ichor.maesh.dev/code"]] | index("CNIUndecided") != null')" true
+expect_eq "without --cni-unmanaged: refused (flannel)" "$(out nocni | jq -r '[.results[] | .tags["ichor.maesh.dev/code"]] | index("CniNotCilium") != null')" true
 
 # a blocked worker stays out, the others go on: exit 5
 home_up home-classc-worker

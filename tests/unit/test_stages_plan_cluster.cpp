@@ -5,6 +5,7 @@
 #include "common/render/render.h"
 #include "common/stages/hold.h"
 #include "common/stages/plan_cluster.h"
+#include "test_cni_support.h"
 #include "test_plan_support.h"
 
 #include <catch2/catch.hpp>
@@ -47,7 +48,7 @@ struct Cluster {
         o.ns = "ichor-system";
         o.bundle = &fx.bundle;
         o.bundle_source = "recovered from 10.0.0.2";
-        o.cni_preset = "unmanaged";
+        o.cni.preset = "unmanaged";
         o.ichor_api_served = true;
     }
 
@@ -284,9 +285,9 @@ TEST_CASE("whole-cluster refusals are results before any object", "[plan][cluste
         c.o.ichor_api_served = false;
         refused(c, "IchorAPINotServed");
     }
-    SECTION("the CNI not decided") {
+    SECTION("the CNI not decided") { // a caller that did not run decide_cni
         Cluster c;
-        c.o.cni_preset.clear();
+        c.o.cni.preset.clear();
         refused(c, "CNIUndecided");
     }
     SECTION("two Talos versions") {
@@ -382,4 +383,179 @@ TEST_CASE("a blocked worker stays out and the others go on; a blocked control pl
         CHECK(c.of_kind("TalosMachine").empty());
         CHECK(c.of_kind("TalosCluster").empty());
     }
+}
+
+// ---- The CNI (issue 13; ADR 0128 decisions 3 and 4) ------------------------------------------
+
+namespace {
+
+const char* k_cp_flannel = "version: v1alpha1\nmachine: {type: controlplane}\ncluster: {}\n";
+
+std::vector<cni::ControlPlane> planes_none() {
+    return {cni_test::plane("cp-1", cni_test::k_cp_none)};
+}
+
+const Value* cluster_of(const Cluster& c) {
+    auto tcs = c.of_kind("TalosCluster");
+    return tcs.empty() ? nullptr : tcs.front();
+}
+
+std::string message_of(const Cluster& c, const std::string& code) {
+    for (const auto& r : c.list.results) {
+        if (r["tags"].value(std::string(vocab::k_tag_code), "") == code) {
+            return r.value("message", "");
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+TEST_CASE("a non-Cilium CNI is refused with the ADR's words unless --cni-unmanaged",
+          "[plan][cluster][cni]") {
+    cni::ClusterObjects flannel;
+    cni_test::add_objects(flannel, "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: "
+                                   "kube-flannel, namespace: kube-system}\n");
+    flannel.nodes = {cni_test::node("cp-1", "True")};
+    const std::vector<cni::ControlPlane> cps{cni_test::plane("cp-1", k_cp_flannel)};
+
+    Cluster c;
+    c.o.cni = stages::decide_cni(flannel, cps, {}, false);
+    CHECK(c.o.cni.preset.empty());
+    auto out = c.run();
+    CHECK(out.done == 0);
+    CHECK(c.of_kind("TalosCluster").empty());
+    CHECK(c.of_kind("Secret").empty());
+    const std::string m = message_of(c, "CniNotCilium");
+    CHECK(m.find("rerun with --cni-unmanaged") != std::string::npos);
+    CHECK(m.find(std::string(cni::k_no_migration)) != std::string::npos);
+    CHECK(m.find("Ichor does not migrate a CNI. To have Ichor manage Cilium you need a cluster "
+                 "whose CNI is Cilium with ipam.mode: kubernetes, or none; see the adopt guide, "
+                 "'Moving from flannel'.") != std::string::npos);
+    CHECK(c.has_code("CniDetected"));
+    CHECK_FALSE(c.has_code("CNIUndecided"));
+
+    Cluster u;
+    u.o.cni = stages::decide_cni(flannel, cps, {true, false, Value()}, false);
+    CHECK(u.o.cni.preset == "unmanaged");
+    CHECK(u.run().done == 3);
+    REQUIRE(cluster_of(u) != nullptr);
+    CHECK((*cluster_of(u))["spec"]["cni"]["preset"] == "unmanaged");
+    CHECK_FALSE((*cluster_of(u))["spec"]["cni"].contains("cilium"));
+    CHECK(message_of(u, "CniDetected").find("flannel") != std::string::npos);
+
+    // --cilium-values on a non-Cilium cluster
+    Cluster f;
+    f.o.cni = stages::decide_cni(flannel, cps, {false, true, cni_test::yaml("a: 1")}, false);
+    f.run();
+    CHECK(f.has_code("CiliumValuesNotCilium"));
+    CHECK(f.of_kind("TalosCluster").empty());
+}
+
+TEST_CASE("a Cilium takeover: the values reach the preflight and the TalosCluster, the gate "
+          "refuses a difference unless accepted",
+          "[plan][cluster][cni]") {
+    const auto guide = cni_test::guide_cluster();
+    SECTION("no values: no difference, Ichor's defaults") {
+        Cluster c;
+        c.o.cni = stages::decide_cni(guide, planes_none(), {}, false);
+        REQUIRE(c.o.cni.preflight);
+        CHECK(c.o.cni.preflight->empty());
+        CHECK(c.run().done == 3);
+        REQUIRE(cluster_of(c) != nullptr);
+        CHECK((*cluster_of(c))["spec"]["cni"]["preset"] == "cilium");
+        CHECK_FALSE((*cluster_of(c))["spec"]["cni"].contains("cilium"));
+        CHECK(c.has_code("CiliumPreflight"));
+        CHECK(message_of(c, "CniPlan").find("restarts the Cilium agents") != std::string::npos);
+    }
+    SECTION("values that the live Cilium does not run: refused before any write") {
+        Cluster c;
+        const Value v = cni_test::yaml("hubble: {relay: {enabled: true}}");
+        c.o.cni = stages::decide_cni(guide, planes_none(), {false, true, v}, false);
+        REQUIRE(c.o.cni.preflight);
+        REQUIRE(c.o.cni.preflight->differences.size() == 1);
+        CHECK(c.o.cni.preflight->differences[0].path == "hubble.relay.enabled");
+        auto out = c.run();
+        CHECK(out.done == 0);
+        CHECK(c.has_code("CiliumDiffRefused"));
+        CHECK(c.of_kind("TalosCluster").empty());
+        CHECK(c.of_kind("TalosMachine").empty());
+        bool tagged = false;
+        for (const auto& r : c.list.results) {
+            if (r["tags"].value(std::string(vocab::k_tag_code), "") == "CiliumDiff") {
+                CHECK(r.value("severity", "") == "error");
+                CHECK(r["tags"].value("ichor.maesh.dev/path", "") == "hubble.relay.enabled");
+                tagged = true;
+            }
+        }
+        CHECK(tagged);
+
+        Cluster a; // --accept-cilium-diff: written, the difference listed for consent
+        a.o.cni = stages::decide_cni(guide, planes_none(), {false, true, v}, true);
+        CHECK(a.run().done == 3);
+        REQUIRE(cluster_of(a) != nullptr);
+        CHECK((*cluster_of(a))["spec"]["cni"]["cilium"]["values"] == v);
+        const auto lines = stages::consent_lines(a.list);
+        CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find("hubble.relay.enabled") != std::string::npos;
+        }));
+    }
+    SECTION("a release record with values: the record's values, owned keys kept out") {
+        auto o = guide;
+        o.secrets.push_back(cni_test::release_secret(cni_test::release_json(
+            "cilium", 1, "deployed", "cilium", "1.19.6",
+            cni_test::yaml("ipam: {mode: kubernetes}\ncluster: {name: home}\n"))));
+        Cluster c;
+        c.o.cni = stages::decide_cni(o, planes_none(), {}, false);
+        CHECK(c.o.cni.values_source == "the release record");
+        CHECK(c.o.cni.values == cni_test::yaml("cluster: {name: home}"));
+        c.run();
+        REQUIRE(cluster_of(c) == nullptr); // cluster.name differs from the guide's "default"
+        CHECK(c.has_code("CiliumDiffRefused"));
+        Cluster a;
+        a.o.cni = stages::decide_cni(o, planes_none(), {}, true);
+        CHECK(a.run().done == 3);
+        REQUIRE(cluster_of(a) != nullptr);
+        CHECK((*cluster_of(a))["spec"]["cni"]["cilium"]["values"] ==
+              cni_test::yaml("cluster: {name: home}"));
+
+        Cluster f; // --cilium-values beside a record that carries values
+        f.o.cni =
+            stages::decide_cni(o, planes_none(), {false, true, cni_test::yaml("a: 1")}, false);
+        f.run();
+        CHECK(message_of(f, "ReleaseHasValues").find(std::string(cni::k_release_has_values)) !=
+              std::string::npos);
+        CHECK(f.of_kind("TalosCluster").empty());
+    }
+}
+
+TEST_CASE("no CNI: managed Cilium, Nodes NotReady for the network pass the health gate only",
+          "[plan][cluster][cni]") {
+    cni::ClusterObjects none;
+    none.nodes = {cni_test::node("u-cp-1", "False", cni_test::k_no_network)};
+    Cluster c;
+    c.o.cni = stages::decide_cni(none, planes_none(), {}, false);
+    CHECK(c.o.cni.preset == "cilium");
+    CHECK(c.o.cni.no_cni);
+    for (auto& n : c.o.kube_nodes) {
+        n["status"]["conditions"][0] =
+            Value{{"type", "Ready"}, {"status", "False"}, {"message", cni_test::k_no_network}};
+    }
+    CHECK(c.run().done == 3);
+    REQUIRE(cluster_of(c) != nullptr);
+    CHECK((*cluster_of(c))["spec"]["cni"]["preset"] == "cilium");
+
+    Cluster other; // NotReady for another reason
+    other.o.cni = c.o.cni;
+    other.o.kube_nodes[1]["status"]["conditions"][0]["status"] = "False";
+    other.o.kube_nodes[1]["status"]["conditions"][0]["message"] = "PLEG is not healthy";
+    CHECK(other.run().done == 0);
+    CHECK(other.has_code("NodeNotReady"));
+
+    Cluster managed; // a Cilium cluster does not pass NotReady Nodes
+    managed.o.cni = stages::decide_cni(cni_test::guide_cluster(), planes_none(), {}, false);
+    managed.o.kube_nodes[1]["status"]["conditions"][0] =
+        c.o.kube_nodes[1]["status"]["conditions"][0];
+    CHECK(managed.run().done == 0);
+    CHECK(managed.has_code("NodeNotReady"));
 }

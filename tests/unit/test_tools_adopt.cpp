@@ -37,6 +37,22 @@ TEST_CASE("adopt: every usage error is one line and exit 2", "[tools][adopt]") {
                       "--cni-unmanaged is for a whole cluster; with --add-machine the addresses "
                       "are the machines to add",
                       hint);
+    test::check_usage(k_run, k_verb,
+                      {"--cluster", "prod", "--add-machine", "10.0.0.21", "--cilium-values", "v"},
+                      "--cilium-values is for a whole cluster; with --add-machine the addresses "
+                      "are the machines to add",
+                      hint);
+    // the CNI: Ichor renders no Cilium for an unmanaged CNI
+    test::check_usage(k_run, k_verb,
+                      {"--talosconfig", "tc", "--cni-unmanaged", "--cilium-values", "v.yaml"},
+                      "--cilium-values cannot be used with --cni-unmanaged: Ichor renders no "
+                      "Cilium for an unmanaged CNI",
+                      "drop --cilium-values");
+    test::check_usage(k_run, k_verb,
+                      {"--talosconfig", "tc", "--cni-unmanaged", "--accept-cilium-diff"},
+                      "--accept-cilium-diff cannot be used with --cni-unmanaged: Ichor renders no "
+                      "Cilium for an unmanaged CNI",
+                      "drop --accept-cilium-diff");
     test::check_usage(k_run, k_verb, {"--talosconfig", "tc", "--parallel", "0"},
                       "--parallel must be 1 or more");
     test::check_usage(k_run, k_verb, {"--talosconfig", "tc", "--recover-from", "10.0.0.2"},
@@ -89,6 +105,12 @@ TEST_CASE("adopt: a whole cluster's command line fills the options", "[tools][ad
     CHECK(o.bundle.recover);
     CHECK(o.bundle.recover_from.empty()); // the first control plane
     CHECK(o.bundle.recover_to == "b.yaml");
+    CHECK(o.cilium_values.empty());
+    CHECK_FALSE(o.accept_cilium_diff);
+    auto c = parsed({"--talosconfig", "tc", "--cilium-values", "v.yaml", "--accept-cilium-diff"});
+    CHECK(c.cilium_values == "v.yaml");
+    CHECK(c.accept_cilium_diff);
+    CHECK_FALSE(c.cni_unmanaged);
     CHECK(o.kube.cluster.empty()); // the cluster's own name
 }
 

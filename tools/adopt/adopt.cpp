@@ -31,7 +31,8 @@ const cli::ToolInfo k_info{
     "configuration signed by an Ichor cluster's CAs, without a reset.",
     "kubectl ichor adopt --talosconfig FILE [--nodes ADDR,...] [--cluster NAME] [-n ichor-system]\n"
     "      [--secrets-bundle FILE | --recover-secrets [--recover-from CONTROL-PLANE]\n"
-    "      [--recover-to FILE]] [--cni-unmanaged] [--plan] [--yes] [--parallel N]\n"
+    "      [--recover-to FILE]] [--cni-unmanaged | --cilium-values FILE] [--accept-cilium-diff]\n"
+    "      [--plan] [--yes] [--parallel N]\n"
     "      [--keep-stages DIR] [--explain]\n"
     "  kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]\n"
     "      --talosconfig FILE [--plan] [--yes] [--secrets-bundle FILE | --recover-secrets\n"
@@ -44,8 +45,12 @@ const cli::ToolInfo k_info{
     "the bundle Secret, a TalosCluster built from the live cluster, the class A drift as\n"
     "cluster, role and machine TalosConfigPatches, and a held TalosMachine per node; the holds\n"
     "are released after a live zero-drift check, control planes one at a time, then the\n"
-    "workers in waves of --parallel. Until Ichor handles the CNI here, --cni-unmanaged is\n"
-    "required (spec.cni.preset: unmanaged, immutable). A rerun resumes and exits 0 when done.\n"
+    "workers in waves of --parallel. The CNI is detected: Cilium (ipam.mode kubernetes) is\n"
+    "taken over after a preflight that compares it with Ichor's render (its values from the\n"
+    "Helm release record, else --cilium-values FILE; a difference is refused unless\n"
+    "--accept-cilium-diff); a cluster without a CNI gets Ichor's Cilium; any other CNI is refused\n"
+    "unless --cni-unmanaged (spec.cni.preset: unmanaged, immutable): Ichor does not migrate a\n"
+    "CNI. A rerun resumes and exits 0 when done.\n"
     "With --add-machine: runs inspect, trustcheck and drift over the listed addresses, then\n"
     "(without --plan) hold apply\n"
     "and hold release, in one process over the same documents: each TalosMachine is created\n"
@@ -93,6 +98,9 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
     opts.add_options("Whole cluster")("nodes", "the cluster's nodes (default: the context's)",
                                       cxxopts::value<std::vector<std::string>>(), "ADDR,...")(
         "cni-unmanaged", "leave the CNI as the nodes have it (spec.cni.preset: unmanaged)")(
+        "cilium-values", "Cilium Helm values for a takeover or install (spec.cni.cilium.values)",
+        cxxopts::value<std::string>(), "FILE")(
+        "accept-cilium-diff", "consent to the preflight's differences from the live Cilium")(
         "parallel", "workers released at once, each wave waiting for Ready",
         cxxopts::value<int>()->default_value("1"), "N");
     opts.add_options("Adopt")("backup-dir", "where live configurations are saved",
@@ -123,6 +131,17 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
             o.backup_dir = r["backup-dir"].as<std::string>();
             o.nodes = cli::strings_flag(r, "nodes");
             o.cni_unmanaged = r.count("cni-unmanaged") != 0;
+            o.cilium_values = cli::string_flag(r, "cilium-values");
+            o.accept_cilium_diff = r.count("accept-cilium-diff") != 0;
+            if (o.cni_unmanaged && (!o.cilium_values.empty() || o.accept_cilium_diff)) {
+                return cli::usage_error(
+                    std::string(!o.cilium_values.empty() ? "--cilium-values"
+                                                         : "--accept-cilium-diff") +
+                        " cannot be used with --cni-unmanaged: Ichor renders no Cilium for an "
+                        "unmanaged CNI",
+                    !o.cilium_values.empty() ? "drop --cilium-values"
+                                             : "drop --accept-cilium-diff");
+            }
             o.parallel = r["parallel"].as<int>();
             if (o.parallel < 1) {
                 return cli::usage_error("--parallel must be 1 or more");
@@ -144,9 +163,13 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
                 }
                 return o;
             }
-            if (!o.nodes.empty() || o.cni_unmanaged) {
+            if (!o.nodes.empty() || o.cni_unmanaged || !o.cilium_values.empty() ||
+                o.accept_cilium_diff) {
                 return cli::usage_error(
-                    std::string(!o.nodes.empty() ? "--nodes" : "--cni-unmanaged") +
+                    std::string(!o.nodes.empty()           ? "--nodes"
+                                : o.cni_unmanaged          ? "--cni-unmanaged"
+                                : !o.cilium_values.empty() ? "--cilium-values"
+                                                           : "--accept-cilium-diff") +
                         " is for a whole cluster; with --add-machine the addresses are the "
                         "machines to add",
                     "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");

@@ -28,9 +28,11 @@ struct Options {
     std::string backup_dir;
     std::int64_t timeout_ms = 15 * 60 * 1000;
     // A whole cluster (no --add-machine):
-    std::vector<std::string> nodes; // --nodes; empty: the talosconfig context's nodes
-    bool cni_unmanaged = false;     // --cni-unmanaged: spec.cni.preset unmanaged
-    int parallel = 1;               // --parallel: workers released at once
+    std::vector<std::string> nodes;  // --nodes; empty: the talosconfig context's nodes
+    bool cni_unmanaged = false;      // --cni-unmanaged: spec.cni.preset unmanaged
+    std::string cilium_values;       // --cilium-values FILE: spec.cni.cilium.values (takeover)
+    bool accept_cilium_diff = false; // --accept-cilium-diff: the preflight's differences consented
+    int parallel = 1;                // --parallel: workers released at once
 };
 
 Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args);

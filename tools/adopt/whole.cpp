@@ -6,6 +6,7 @@
 #include "common/cli/output.h"
 #include "common/cli/progress.h"
 #include "common/cli/run.h"
+#include "common/cni/values.h"
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/kube/paths.h"
@@ -19,8 +20,12 @@
 #include "common/stages/trust.h"
 #include "common/talos/client.h"
 #include "common/util/clock.h"
+#include "common/util/files.h"
 #include "common/util/strings.h"
 #include "tools/adopt/adopt.h"
+
+#include <chrono>
+#include <thread>
 
 namespace ichor::tools::adopt {
 
@@ -34,7 +39,8 @@ struct Whole {
     bundle::Bundle bundle;
     std::string bundle_source;
     std::optional<talos::Address> endpoint; // the nodes are reached through it, when set
-    doc::Value cluster; // the TalosCluster as planned (for the release's zero-drift check)
+    doc::Value cluster;       // the TalosCluster as planned (for the release's zero-drift check)
+    bool cni_install = false; // no CNI: Ichor installs Cilium; the Nodes must be Ready first
 };
 
 // The first control plane among the Inspections, else null.
@@ -101,7 +107,9 @@ std::string whole_explain(const Options& o) {
                     (o.bundle.file.empty() ? " --recover-secrets --recover-from CONTROL-PLANE" + tc
                                            : " --secrets-bundle " + o.bundle.file) +
                     " \\\n | kubectl ichor drift --whole-cluster --cluster " + name + ns +
-                    (o.cni_unmanaged ? " --cni-unmanaged" : "") + " > plan.yaml\n";
+                    (o.cni_unmanaged ? " --cni-unmanaged" : "") +
+                    (o.cilium_values.empty() ? "" : " --cilium-values " + o.cilium_values) +
+                    (o.accept_cilium_diff ? " --accept-cilium-diff" : "") + " > plan.yaml\n";
     s += "# (this release plans a whole cluster in adopt itself; the drift line is what it does)\n";
     if (!o.plan_only) {
         s += "kubectl ichor hold apply -f plan.yaml" + ns + " --secrets-bundle BUNDLE" +
@@ -157,11 +165,93 @@ Result<std::vector<stages::DiscoveryMember>> read_members(const doc::Value& cp,
     return out;
 }
 
+// The items of a list of the cluster's Kubernetes API (all namespaces).
+Result<std::vector<doc::Value>> list_items(kube::Client& k, const std::string& path,
+                                           const kube::ListOptions& lo = {}) {
+    auto l = k.list(path, lo);
+    if (!l) {
+        return l.error().wrap("listing " + path);
+    }
+    std::vector<doc::Value> out;
+    if (const doc::Value* items = doc::find_path(*l, "items"); items && items->is_array()) {
+        out.assign(items->begin(), items->end());
+    }
+    return out;
+}
+
+// What CNI detection reads (docs/cni.md): the workloads and ConfigMaps that name a CNI, the Helm
+// release records, and the Nodes.
+Result<cni::ClusterObjects> cni_objects(kube::Client& k) {
+    cni::ClusterObjects c;
+    struct Want {
+        const char* path;
+        std::vector<doc::Value>* into;
+        const char* field_selector;
+    };
+    for (const Want& w : {Want{"/apis/apps/v1/daemonsets", &c.daemonsets, ""},
+                          Want{"/apis/apps/v1/deployments", &c.deployments, ""},
+                          Want{"/api/v1/configmaps", &c.configmaps, ""},
+                          Want{"/api/v1/secrets", &c.secrets, "type=helm.sh/release.v1"},
+                          Want{"/api/v1/nodes", &c.nodes, ""}}) {
+        kube::ListOptions lo;
+        lo.field_selector = w.field_selector;
+        auto items = list_items(k, w.path, lo);
+        if (!items) {
+            return items.error().wrap("reading the cluster's CNI");
+        }
+        *w.into = std::move(*items);
+    }
+    return c;
+}
+
+// The control planes' configurations, as the Inspections read them.
+std::vector<cni::ControlPlane> control_planes(const doc::ResourceList& list) {
+    std::vector<cni::ControlPlane> out;
+    for (const auto& item : list.items) {
+        const inspection::View v(item);
+        if (!v.is_inspection() || (v.role() != "controlplane" && v.role() != "init") ||
+            v.config() == nullptr) {
+            continue;
+        }
+        cni::ControlPlane cp;
+        cp.node = v.node();
+        cp.config.documents.assign(v.config()->begin(), v.config()->end());
+        const std::string ver = v.talos_version();
+        cp.talos_1_14 = !ver.starts_with("v1.12") && !ver.starts_with("v1.13") &&
+                        !ver.starts_with("1.12") && !ver.starts_with("1.13");
+        out.push_back(std::move(cp));
+    }
+    return out;
+}
+
+// --cilium-values FILE, read and validated as spec.cni.cilium.values is.
+Result<cni::CniFlags> cni_flags(const Options& o) {
+    cni::CniFlags f;
+    f.cni_unmanaged = o.cni_unmanaged;
+    if (!o.cilium_values.empty()) {
+        auto text = util::read_file(o.cilium_values);
+        if (!text) {
+            return text.error().wrap("--cilium-values");
+        }
+        auto v = cni::read_values(*text, o.cilium_values);
+        if (!v) {
+            return v.error();
+        }
+        f.cilium_values = true;
+        f.values = *v;
+    }
+    return f;
+}
+
 Status keep(const Options& o, const std::string& name, const doc::ResourceList& list) {
     return keep_stage(o.keep_stages, name, list);
 }
 
 stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::Streams& s) {
+    auto flags = cni_flags(o); // a bad values file is refused before anything is read
+    if (!flags) {
+        return stages::failed(flags.error());
+    }
     auto k = o.kube.connect(s, "adopt");
     if (!k) {
         return stages::failed(k.error());
@@ -240,14 +330,13 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
     po.ns = w.kube->ns();
     po.bundle = &w.bundle;
     po.bundle_source = w.bundle_source;
-    po.cni_preset = o.cni_unmanaged ? "unmanaged" : "";
-    auto nodes = w.kube->list("/api/v1/nodes");
-    if (!nodes) {
-        return stages::failed(nodes.error().wrap("reading the cluster's Nodes"));
+    auto objects = cni_objects(*w.kube);
+    if (!objects) {
+        return stages::failed(objects.error());
     }
-    if (const doc::Value* items = doc::find_path(*nodes, "items"); items && items->is_array()) {
-        po.kube_nodes.assign(items->begin(), items->end());
-    }
+    po.cni = stages::decide_cni(*objects, control_planes(list), *flags, o.accept_cilium_diff);
+    w.cni_install = po.cni.no_cni && po.cni.refusal.empty();
+    po.kube_nodes = objects->nodes;
     std::tie(po.ichor_api_served, po.ichor_api_missing) = ichor_api(*w.kube);
     doc::Value existing;
     if (po.ichor_api_served) {
@@ -316,6 +405,50 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
     return planned;
 }
 
+// True when the Node's Ready condition is True.
+bool node_ready(const doc::Value& node) {
+    const doc::Value* c = doc::find_path(node, "status.conditions");
+    if (c != nullptr && c->is_array()) {
+        for (const auto& cond : *c) {
+            if (cond.value("type", "") == "Ready") {
+                return cond.value("status", "") == "True";
+            }
+        }
+    }
+    return false;
+}
+
+// Waits until every Node is Ready (no CNI: Ichor's Cilium is being installed).
+Status wait_nodes_ready(kube::Client& k, std::int64_t timeout_ms, cli::Progress& progress) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::vector<std::string> waiting;
+    do {
+        auto nodes = list_items(k, "/api/v1/nodes");
+        if (!nodes) {
+            return nodes.error();
+        }
+        waiting.clear();
+        for (const auto& n : *nodes) {
+            if (!node_ready(n)) {
+                waiting.push_back(doc::get_string(n, "metadata.name"));
+            }
+        }
+        if (waiting.empty()) {
+            progress.announce("cni: Ichor's Cilium runs; every Node is Ready");
+            return ok_status();
+        }
+        progress.update("cni: waiting for Ichor's Cilium: " + util::join(waiting, ", ") +
+                        " not Ready");
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return make_error(ErrorKind::Unreachable,
+                      "cni: the Nodes did not become Ready for Ichor's Cilium within " +
+                          util::format_duration_ms(timeout_ms) + ": " + util::join(waiting, ", "),
+                      "kubectl -n kube-system get pods -l k8s-app=cilium; rerun adopt to resume "
+                      "(the machines stay held)",
+                      "CniNotReady");
+}
+
 stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList plan,
                                   cli::Streams& s, const stages::Outcome& planned) {
     std::vector<std::string> names;
@@ -330,7 +463,15 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
                        " held TalosMachine(s) (" + util::join(names, ", ") + ") in namespace " +
                        w.kube->ns() +
                        ", then release them one by one after a live zero-drift check";
-    if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
+    std::vector<std::string> lines = stages::consent_lines(plan);
+    for (const auto& r : plan.results) { // what the CNI takeover does is consented to as well
+        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
+        if ((code == "CniPlan" || code == "CiliumValues") &&
+            r["tags"].value(std::string(vocab::k_tag_class), "") != "B") {
+            lines.push_back(r.value("message", ""));
+        }
+    }
+    if (auto st = cli::obtain_consent(s, what, lines, o.yes); !st) {
         return stages::failed(st.error());
     }
     cli::Progress progress(s);
@@ -353,6 +494,14 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
     if (apply.error) {
         progress.done();
         return apply;
+    }
+    if (w.cni_install) {
+        // Ichor's Cilium goes in once the TalosCluster exists (the ichor-cni Job); a hold is
+        // released only onto a network that works.
+        if (auto st = wait_nodes_ready(*w.kube, o.timeout_ms, progress); !st) {
+            progress.done();
+            return stages::failed(st.error());
+        }
     }
     auto ro = stages::release_options(*w.objects, cluster, names, w.talos, w.talosconfig_path,
                                       o.talos.call_timeout_ms, w.bundle, w.cluster, o.timeout_ms);

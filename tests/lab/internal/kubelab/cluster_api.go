@@ -75,8 +75,13 @@ func ClusterAPIObjects(sim *Sim, now time.Time) (objs []KubeObject, removeCRDs b
 			}
 		}
 
-		if k.CNI == "flannel" {
+		switch k.CNI {
+		case "flannel":
 			objs = append(objs, flannelObjects(nodes, ready)...)
+		case "cilium-inline", "cilium-helm":
+			objs = append(objs, ciliumObjects(k.CNI == "cilium-helm", k.CiliumValues, now)...)
+		case "calico":
+			objs = append(objs, calicoObjects(nodes, ready)...)
 		}
 	}
 

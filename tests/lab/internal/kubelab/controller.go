@@ -79,6 +79,9 @@ func (c *Controller) Pass(ctx context.Context) error {
 	if err := c.Kube.Get(ctx, c.Kube.IchorPath("talosclusters", ""), &clusters); err != nil {
 		return fmt.Errorf("list talosclusters: %w", err)
 	}
+	if err := c.installCilium(ctx, clusters.Items); err != nil {
+		return err
+	}
 	env := &passEnv{c: c, clusters: map[string]*TalosCluster{}, bundles: map[string]bundleResult{}}
 	for i := range clusters.Items {
 		env.clusters[clusters.Items[i].Metadata.Name] = &clusters.Items[i]

@@ -34,7 +34,9 @@ type SimCluster struct {
 type SimKubernetes struct {
 	Nodes bool   `json:"nodes"`
 	CRDs  bool   `json:"crds"`
-	CNI   string `json:"cni"` // flannel, none
+	CNI   string `json:"cni"` // flannel, none, cilium-inline, cilium-helm, calico
+	// CiliumValues: the Cilium install's Helm values (cilium-inline, cilium-helm).
+	CiliumValues map[string]any `json:"ciliumValues,omitempty"`
 }
 
 type SimNode struct {

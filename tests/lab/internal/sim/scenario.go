@@ -43,8 +43,13 @@ type KubernetesSpec struct {
 	// CRDs: the Ichor CRDs (deploy/crds) stay installed (default true); false removes them, which
 	// no cluster of the scenario may then be recorded in Ichor for.
 	CRDs *bool `yaml:"crds,omitempty" json:"crds"`
-	// CNI: flannel (Talos's default: its DaemonSet, ConfigMap and RBAC in kube-system) or none.
+	// CNI: flannel (Talos's default: its DaemonSet, ConfigMap and RBAC in kube-system), none,
+	// cilium-inline (the Talos guide's Cilium objects, no record), cilium-helm (the same with a
+	// Helm release record of ciliumValues) or calico (calico-node and calico-config).
 	CNI string `yaml:"cni,omitempty" json:"cni"`
+	// CiliumValues: the Helm values of the Cilium install (cilium-inline, cilium-helm), over the
+	// Talos guide's; cilium-helm's record carries them as its user values.
+	CiliumValues map[string]any `yaml:"ciliumValues,omitempty" json:"ciliumValues,omitempty"`
 }
 
 // NodeSpec describes one simulated node.
@@ -171,8 +176,11 @@ const (
 	KubeNodeNotReady = "notready"
 	KubeNodeAbsent   = "absent"
 
-	CNIFlannel = "flannel"
-	CNINone    = "none"
+	CNIFlannel      = "flannel"
+	CNINone         = "none"
+	CNICiliumInline = "cilium-inline"
+	CNICiliumHelm   = "cilium-helm"
+	CNICalico       = "calico"
 
 	IchorApproved = "approved"
 	IchorPending  = "pending"
@@ -501,8 +509,12 @@ func completeKubernetes(c *ClusterSpec) error {
 		k.CNI = CNIFlannel
 	}
 
-	if !oneOf(k.CNI, CNIFlannel, CNINone) {
-		return fmt.Errorf("cluster %q: kubernetes.cni %q is not one of flannel, none", c.Name, k.CNI)
+	if !oneOf(k.CNI, CNIFlannel, CNINone, CNICiliumInline, CNICiliumHelm, CNICalico) {
+		return fmt.Errorf("cluster %q: kubernetes.cni %q is not one of flannel, none, cilium-inline, cilium-helm, calico", c.Name, k.CNI)
+	}
+
+	if k.CiliumValues != nil && k.CNI != CNICiliumInline && k.CNI != CNICiliumHelm {
+		return fmt.Errorf("cluster %q: kubernetes.ciliumValues is for cni cilium-inline or cilium-helm", c.Name)
 	}
 
 	return nil
