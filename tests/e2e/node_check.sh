@@ -60,7 +60,7 @@ sim DELETE /nodes/prod-w-2/calls > /dev/null
 run ep "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --endpoints "$CP1" --plan -o json
 expect_eq "endpoint: exit 0" "$(rc ep)" 0
 expect_eq "endpoint: the node's answer" "$(results ep NodeCheck)" "$(results plan NodeCheck)"
-expect_eq "endpoint: forwarded by the control plane" "$(sim GET /nodes/prod-w-2/calls | jq -r '[.[] | select(.method | endswith("ApplyConfiguration")) | .proxyFrom != "" and .request.dryRun] | join(",")')" true
+expect_eq "endpoint: forwarded by the control plane" "$(sim GET /nodes/prod-w-2/calls | jq -r '[.[] | select(.method | endswith("ApplyConfiguration")) | ((.proxyFrom // "") != "" and .request.dryRun) | tostring] | join(",")')" true
 
 # --no-node-check: no call to the node at all, and no answer in the plan.
 sim DELETE /nodes/prod-w-2/calls > /dev/null
@@ -99,9 +99,9 @@ expect_eq "rejected: in the node's words" "$(results rejected NodeRejected)" \
   "prod-w-2 ($W2): the node rejects the rendered configuration: 1 error occurred: * \"urls\" field should be empty for \"none\" CNI; this machine is blocked; hint: kubectl get talosconfigpatches -n $NS -l ichor.maesh.dev/cluster=prod (fix the patch the node's words point to)"
 expect_eq "rejected: the machine leaves the plan" "$(out rejected | jq '[.items[] | select(.kind == "TalosMachine")] | length')" 0
 expect_eq "rejected: the node saw a dry run only" "$(applies prod-w-2)" "[true]"
-run rejected_yes "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
+run rejected_yes "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" -o json
 expect_eq "rejected --yes: exit 1" "$(rc rejected_yes)" 1
-expect_contains "rejected --yes: the node's words" "$(out rejected_yes)" "\"urls\" field should be empty for \"none\" CNI"
+expect_contains "rejected --yes: the node's words" "$(results rejected_yes NodeRejected)" "\"urls\" field should be empty for \"none\" CNI"
 expect_contains "rejected --yes: nothing written" "$(err rejected_yes)" "nothing was written"
 expect_eq "rejected --yes: nothing written" "$(objects)" "$before"
 expect_eq "rejected --yes: dry runs only" "$(applies prod-w-2)" "[true,true]"
