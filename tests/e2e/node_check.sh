@@ -99,7 +99,7 @@ run rejected "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --plan
 expect_eq "rejected: exit 1" "$(rc rejected)" 1
 expect_eq "rejected: drift alone would write it" "$(out rejected | jq -r '[.results[] | select(.tags["ichor.maesh.dev/class"] == "C")] | length')" 0
 expect_eq "rejected: in the node's words" "$(results rejected NodeRejected)" \
-  "prod-cp-2 ($CP2): the node rejects the rendered configuration: 1 error occurred: * \"urls\" field should be empty for \"none\" CNI; this machine is blocked; hint: kubectl get talosconfigpatches -n $NS -l ichor.maesh.dev/cluster=prod (fix the patch the node's words point to)"
+  "prod-cp-2 ($CP2): the node rejects the rendered configuration: 1 error occurred: * v1alpha1.Config: 1 error occurred: * \"urls\" field should be empty for \"none\" CNI; this machine is blocked; hint: kubectl get talosconfigpatches -n $NS -l ichor.maesh.dev/cluster=prod (fix the patch the node's words point to)"
 expect_eq "rejected: the machine leaves the plan" "$(out rejected | jq '[.items[] | select(.kind == "TalosMachine")] | length')" 0
 expect_eq "rejected: the node saw a dry run only" "$(applies prod-cp-2)" "[true]"
 run rejected_yes "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" -o json
