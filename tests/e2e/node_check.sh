@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 A=$ICHOR_BIN/kubectl-ichor-adopt
 TC=$(talosconfig prod)
-W2=$(node_addr prod-w-2); CP1=$(node_addr prod-cp-1)
+W2=$(node_addr prod-w-2); CP1=$(node_addr prod-cp-1); CP2=$(node_addr prod-cp-2)
 NS=ichor-system
 objects() { kubectl get talosmachines,talosconfigpatches -n $NS -o name | sort | tr '\n' ' '; }
 applies() { sim GET "/nodes/$1/calls" | jq -c '[.[] | select(.method == "/machine.MachineService/ApplyConfiguration") | .request.dryRun]'; }
@@ -14,6 +14,7 @@ results() { out "$1" | jq -r --arg c "$2" '.results[] | select(.tags["ichor.maes
 cleanup() {
   kubectl annotate talosconfigpatch -n $NS no-urls-for-none ichor.maesh.dev/allow-delete=true --overwrite > /dev/null 2>&1
   kubectl delete talosconfigpatch -n $NS no-urls-for-none --ignore-not-found > /dev/null 2>&1
+  kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":1}}}' > /dev/null
 }
 cleanup
 before=$(objects)
@@ -60,7 +61,7 @@ sim DELETE /nodes/prod-w-2/calls > /dev/null
 run ep "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --endpoints "$CP1" --plan -o json
 expect_eq "endpoint: exit 0" "$(rc ep)" 0
 expect_eq "endpoint: the node's answer" "$(results ep NodeCheck)" "$(results plan NodeCheck)"
-expect_eq "endpoint: forwarded by the control plane" "$(sim GET /nodes/prod-w-2/calls | jq -r '[.[] | select(.method | endswith("ApplyConfiguration")) | .proxyFrom != "" and .request.dryRun] | join(",")')" true
+expect_eq "endpoint: forwarded by the control plane" "$(sim GET /nodes/prod-w-2/calls | jq -r '[.[] | select(.method | endswith("ApplyConfiguration")) | ((.proxyFrom // "") != "" and .request.dryRun) | tostring] | join(",")')" true
 
 # --no-node-check: no call to the node at all, and no answer in the plan.
 sim DELETE /nodes/prod-w-2/calls > /dev/null
@@ -70,7 +71,9 @@ expect_eq "skip: no answer" "$(out skip | jq '[.results[] | select(.tags["ichor.
 expect_eq "skip: no ApplyConfiguration" "$(applies prod-w-2)" "[]"
 
 # A layer the node refuses: Ichor renders the CNI "none", and a role patch gives it manifests.
-# Drift sees class B only (the CNI is Ichor's); Talos's validation rejects the combination.
+# Drift sees class B only (the CNI is Ichor's); Talos's validation rejects the combination on a
+# control plane (machined validates the CNI of control planes only), so prod-cp-2 is the machine.
+kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":2}}}' > /dev/null
 kubectl apply -f - > /dev/null <<'YAML'
 apiVersion: ichor.maesh.dev/v1alpha1
 kind: TalosConfigPatch
@@ -81,7 +84,7 @@ metadata:
 spec:
   cluster: prod
   layer: role
-  role: worker
+  role: controlplane
   order: 0
   patch: |
     cluster:
@@ -91,20 +94,20 @@ spec:
             - https://cni.lab.example/cni.yaml
 YAML
 before=$(objects)
-sim DELETE /nodes/prod-w-2/calls > /dev/null
-run rejected "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json
+sim DELETE /nodes/prod-cp-2/calls > /dev/null
+run rejected "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --plan -o json
 expect_eq "rejected: exit 1" "$(rc rejected)" 1
 expect_eq "rejected: drift alone would write it" "$(out rejected | jq -r '[.results[] | select(.tags["ichor.maesh.dev/class"] == "C")] | length')" 0
 expect_eq "rejected: in the node's words" "$(results rejected NodeRejected)" \
-  "prod-w-2 ($W2): the node rejects the rendered configuration: 1 error occurred: * \"urls\" field should be empty for \"none\" CNI; this machine is blocked; hint: kubectl get talosconfigpatches -n $NS -l ichor.maesh.dev/cluster=prod (fix the patch the node's words point to)"
+  "prod-cp-2 ($CP2): the node rejects the rendered configuration: 1 error occurred: * v1alpha1.Config: 1 error occurred: * \"urls\" field should be empty for \"none\" CNI; this machine is blocked; hint: kubectl get talosconfigpatches -n $NS -l ichor.maesh.dev/cluster=prod (fix the patch the node's words point to)"
 expect_eq "rejected: the machine leaves the plan" "$(out rejected | jq '[.items[] | select(.kind == "TalosMachine")] | length')" 0
-expect_eq "rejected: the node saw a dry run only" "$(applies prod-w-2)" "[true]"
-run rejected_yes "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
+expect_eq "rejected: the node saw a dry run only" "$(applies prod-cp-2)" "[true]"
+run rejected_yes "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" -o json
 expect_eq "rejected --yes: exit 1" "$(rc rejected_yes)" 1
-expect_contains "rejected --yes: the node's words" "$(out rejected_yes)" "\"urls\" field should be empty for \"none\" CNI"
+expect_contains "rejected --yes: the node's words" "$(results rejected_yes NodeRejected)" "\"urls\" field should be empty for \"none\" CNI"
 expect_contains "rejected --yes: nothing written" "$(err rejected_yes)" "nothing was written"
 expect_eq "rejected --yes: nothing written" "$(objects)" "$before"
-expect_eq "rejected --yes: dry runs only" "$(applies prod-w-2)" "[true,true]"
+expect_eq "rejected --yes: dry runs only" "$(applies prod-cp-2)" "[true,true]"
 
 cleanup
 finish
