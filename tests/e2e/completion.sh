@@ -71,7 +71,7 @@ expect_eq "the shim written by kubectl ichor is completions/kubectl_complete-ich
   "$(cat "$tmp/krew-bin/kubectl_complete-ichor")" "$(cat "$ICHOR_ROOT/completions/kubectl_complete-ichor")"
 kc() { env PATH="$path" kubectl __complete ichor "$@" 2> /dev/null; }
 expect_eq "kubectl: the verbs" "$(kc '' | sed '$d' | cut -f1 | line_set)" \
-  "$(sorted adopt inspect trustcheck drift hold reclaim credentials completion)"
+  "$(sorted adopt inspect trustcheck drift hold reclaim credentials completion discovery)"
 expect_eq "kubectl: hold's actions" "$(kc hold '' | cut -f1 | one_line)" "apply release abort :4 "
 expect_eq "kubectl: every flag of adopt --help" "$(kc adopt -- | sed '$d' | cut -f1 | line_set)" "$(help_flags adopt)"
 expect_eq "kubectl: --cluster from the API" "$(kc hold abort --cluster '' | sed '$d' | cut -f1 | line_set)" "$want_clusters"

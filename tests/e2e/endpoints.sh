@@ -145,7 +145,7 @@ via_only "adopt --plan, its recovery" "$(hop prod-cp-2 "$CP2" "$e0" "$r0")"
 
 # hold release: the live zero-drift check reads the node through the endpoint.
 out aplan > "$OUT/ep-plan.json"
-run happly "$H" apply -f "$OUT/ep-plan.json" --yes --backup-dir "$OUT/backups"
+run happly "$H" apply -f "$OUT/ep-plan.json" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
 expect_eq "hold apply of the plan made through the endpoint: exit 0" "$(rc happly)" 0
 read -r e0 c0 <<<"$(marks prod-w-2)"
 run hrel "$H" release --cluster prod --talosconfig "$TC" --endpoints "$CP" --machine prod-w-2 --timeout 60s

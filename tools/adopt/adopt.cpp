@@ -471,6 +471,15 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     // blocked one is named and counted (exit 5). A machine already adopted is skipped, and one an
     // interrupted run left held is released now (a rerun converges and exits 0).
     const std::vector<std::string> held = left_held(o, *c, plan);
+    if (planned.done == 0 && held.empty() && planned.stopped > 0) {
+        if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
+            return stages::failed(st.error());
+        }
+        return stages::failed(make_error(
+            ErrorKind::Findings,
+            "every machine was refused or blocked (see the results above); nothing was written",
+            "kubectl ichor adopt ... --plan, then fix what the results name", "NothingWritten"));
+    }
     if (planned.done == 0) {
         stages::Outcome rerun = release_only(o, *c, plan, held, s);
         rerun.skipped += planned.skipped;
