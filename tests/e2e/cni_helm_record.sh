@@ -15,7 +15,7 @@ command -v jq >/dev/null || { echo "FAIL jq is needed"; exit 1; }
 [ -x "$hr" ] || { echo "FAIL $hr missing: build the lab (tests/lab/up does)"; exit 1; }
 
 state=$(mktemp -d /tmp/ichor-e2e-cni.XXXXXX)
-trap '"$root/tests/lab/down" "$state" >/dev/null 2>&1; rm -rf "$state"' EXIT
+trap 'ICHOR_LAB_STATE="$state" "$root/tests/lab/down" >/dev/null 2>&1; rm -rf "$state"' EXIT
 "$root/tests/lab/kube/start" "$state" 2>"$state/start.log" || { cat "$state/start.log"; echo "FAIL kube start"; exit 1; }
 export KUBECONFIG=$state/kubeconfig
 k() { "$kubectl" -n kube-system "$@"; }
