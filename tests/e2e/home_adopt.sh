@@ -48,6 +48,20 @@ expect_eq "--plan: the Secret carries no data" "$(out plan | jq '[.items[] | sel
 expect_eq "--plan: nothing written" "$(written)" ""
 expect_eq "--plan: no write to any node" "$(applies) $(calls /Reset)" "0 0"
 
+# --- the same plan through the single tools: hold apply writes the Secret from --secrets-bundle --
+run planfile "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --cni-unmanaged --recover-secrets --recover-to "$PRIV/bundle.yaml" --plan -o yaml
+out planfile > "$PRIV/plan.yaml"
+run nobundle "$H" apply -f "$PRIV/plan.yaml" --talosconfig "$TC" --yes
+expect_eq "hold apply of a cluster plan without a bundle: refused" "$(rc nobundle)" 2
+expect_contains "hold apply without a bundle: names --secrets-bundle" "$(err nobundle)" "--secrets-bundle FILE"
+expect_eq "hold apply without a bundle: nothing written" "$(written)" ""
+run happly "$H" apply -f "$PRIV/plan.yaml" --talosconfig "$TC" --secrets-bundle "$PRIV/bundle.yaml" --yes
+expect_eq "hold apply of a cluster plan: exit 0" "$(rc happly)" 0
+expect_eq "hold apply: the Secret holds the bundle" \
+  "$(k get secret home-secrets -o jsonpath='{.data.bundle\.yaml}' | base64 -d | grep -c '^cluster:')" 1
+run habort "$H" abort --cluster home
+expect_eq "then hold abort: nothing of it left" "$(written)" ""
+
 # --- killed between two writes, then hold abort: the apiserver holds nothing of it -----------
 FP=$PRIV/fault-proxy
 kill_run() { # kill_run N: adopt through the proxy, SIGKILLed after the apiserver's Nth write

@@ -97,25 +97,27 @@ Result<std::vector<talos::Address>> node_addresses(const Options& o, const talos
     return out;
 }
 
+// No single tool plans a whole cluster yet, so the plan step is adopt --plan itself; the rest is
+// the pipeline of single tools that adopt runs over the plan.
 std::string whole_explain(const Options& o) {
     std::string ns = o.kube.ns.empty() ? "" : " -n " + o.kube.ns;
     std::string tc = o.talos.talosconfig.empty() ? "" : " --talosconfig " + o.talos.talosconfig;
-    std::string nodes = o.nodes.empty() ? "NODES..." : util::join(o.nodes, " ");
     std::string name = o.kube.cluster.empty() ? "NAME" : o.kube.cluster;
-    std::string s = "kubectl ichor inspect " + nodes + tc + " \\\n" +
-                    " | kubectl ichor trustcheck --cluster " + name + ns +
-                    (o.bundle.file.empty() ? " --recover-secrets --recover-from CONTROL-PLANE" + tc
-                                           : " --secrets-bundle " + o.bundle.file) +
-                    " \\\n | kubectl ichor drift --whole-cluster --cluster " + name + ns +
-                    (o.cni_unmanaged ? " --cni-unmanaged" : "") +
-                    (o.cilium_values.empty() ? "" : " --cilium-values " + o.cilium_values) +
-                    (o.accept_cilium_diff ? " --accept-cilium-diff" : "") + " > plan.yaml\n";
-    s += "# (this release plans a whole cluster in adopt itself; the drift line is what it does)\n";
+    std::string s = "# the cluster plan has no single-tool step yet: adopt --plan makes it\n";
+    s += "kubectl ichor adopt" + tc +
+         (o.nodes.empty() ? "" : " --nodes " + util::join(o.nodes, ",")) +
+         (o.kube.cluster.empty() ? "" : " --cluster " + o.kube.cluster) + ns +
+         (o.bundle.file.empty() ? "" : " --secrets-bundle " + o.bundle.file) +
+         (o.cni_unmanaged ? " --cni-unmanaged" : "") +
+         (o.cilium_values.empty() ? "" : " --cilium-values " + o.cilium_values) +
+         (o.accept_cilium_diff ? " --accept-cilium-diff" : "") + " --plan -o yaml > plan.yaml\n";
     if (!o.plan_only) {
-        s += "kubectl ichor hold apply -f plan.yaml" + ns + " --secrets-bundle BUNDLE" +
+        s += "kubectl ichor hold apply -f plan.yaml" + ns + tc + " --secrets-bundle BUNDLE" +
              (o.yes ? " --yes" : "") + "\n";
-        s += "kubectl ichor hold release --cluster " + name + ns + tc +
-             (o.parallel > 1 ? " --parallel " + std::to_string(o.parallel) : "") + "\n";
+        s += "kubectl ichor hold release --cluster " + name + ns + tc + "\n";
+        if (o.parallel > 1) {
+            s += "# (hold release releases the workers one at a time; --parallel is adopt's)\n";
+        }
     }
     return s;
 }

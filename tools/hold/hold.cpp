@@ -134,6 +134,16 @@ stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects, cli::S
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = util::now_rfc3339();
     ao.say = [&s](std::string_view m) { s.err << m << "\n"; };
+    // A whole-cluster plan's bundle Secret carries no data: it is written from --secrets-bundle.
+    bundle::Bundle given;
+    if (!o.bundle.file.empty()) {
+        auto b = o.bundle.load(s, "hold", {});
+        if (!b) {
+            return stages::failed(b.error());
+        }
+        given = *b;
+        ao.bundle = &given;
+    }
     doc::ResourceList list = std::move(*plan);
     stages::Outcome out = stages::hold_apply(list, ao);
     if (out.error) {
