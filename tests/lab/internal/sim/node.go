@@ -348,12 +348,19 @@ func (n *Node) startServing() error {
 // stopServing closes the listener and every connection: the node stops answering.
 func (n *Node) stopServing() {
 	n.srvMu.Lock()
-	srv := n.srv
+	srv, lis := n.srv, n.lis
 	n.srv, n.lis = nil, nil
 	n.srvMu.Unlock()
 
 	if srv != nil {
 		srv.Stop()
+	}
+
+	// Stop closes only the listeners Serve has registered; when the node stops right after it
+	// started, the Serve goroutine may not have run yet and would close it later. Close it here,
+	// so that the address is free when stopServing returns (a restart binds it again at once).
+	if lis != nil {
+		lis.Listener.Close() //nolint:errcheck
 	}
 }
 
