@@ -82,6 +82,7 @@ func (c *Controller) Pass(ctx context.Context) error {
 	if err := c.installCilium(ctx, clusters.Items); err != nil {
 		return err
 	}
+	netErr := c.networkModel(ctx) // reported with the machines' errors; it does not stop them
 	env := &passEnv{c: c, clusters: map[string]*TalosCluster{}, bundles: map[string]bundleResult{}}
 	for i := range clusters.Items {
 		env.clusters[clusters.Items[i].Metadata.Name] = &clusters.Items[i]
@@ -103,7 +104,7 @@ func (c *Controller) Pass(ctx context.Context) error {
 		}(i)
 	}
 	wg.Wait()
-	return errors.Join(append(errs, c.refreshPending(ctx, machines.Items, env.clusters))...)
+	return errors.Join(append(errs, netErr, c.refreshPending(ctx, machines.Items, env.clusters))...)
 }
 
 // passEnv caches, for one pass, the clusters and their bundles.
