@@ -40,6 +40,20 @@ run inline-unmanaged "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --cni-unmana
 expect_eq "--cni-unmanaged --cilium-values: refused (usage)" "$(rc inline-unmanaged)" 2
 expect_contains "--cni-unmanaged --cilium-values: why" "$(err inline-unmanaged)" "--cilium-values cannot be used with --cni-unmanaged"
 
+run inline-plan "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --cilium-values "$RELAY" --plan -o json
+expect_eq "the plan with the values file: no refusal" "$(out inline-plan | jq '[.results[] | select(.severity == "error")] | length')" 0
+expect_eq "the inline manifest's removal: class B on each control plane, for consent" \
+  "$(out inline-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumInlineManifest") | "\(.tags["ichor.maesh.dev/class"]) \(.severity) \(.field.path)"] | unique | join(";")')" \
+  "B warning cluster.inlineManifests"
+expect_eq "three control planes carry it, no worker" \
+  "$(out inline-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumInlineManifest") | .tags["ichor.maesh.dev/node"]] | sort | join(" ")')" \
+  "127.0.0.51 127.0.0.52 127.0.0.53"
+expect_eq "no inline manifest blocks a machine" \
+  "$(out inline-plan | jq '[.results[] | select(.tags["ichor.maesh.dev/code"] == "InlineManifests")] | length')" 0
+expect_contains "the plan says why it goes" "$(out inline-plan | jq -r '.results[].message')" \
+  "the Talos inline manifest cilium delivers Cilium and the next talosctl upgrade-k8s would apply it again"
+expect_eq "the planned TalosCluster records the manifest" \
+  "$(out inline-plan | jq -c '.items[] | select(.kind == "TalosCluster") | .spec.cni.cilium.inlineManifests')" '["cilium"]'
 adopt inline --cilium-values "$RELAY"
 expect_eq "cilium-inline with the values file: adopted" "$(rc inline)" 0
 expect_eq "no difference left" "$(out inline | jq '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumDiff")] | length')" 0
@@ -47,15 +61,8 @@ expect_eq "the TalosCluster: preset cilium, the values in spec.cni.cilium.values
   "$(k get taloscluster home -o jsonpath='{.spec.cni.preset} {.spec.cni.cilium.values.hubble.relay.enabled}')" "cilium true"
 expect_eq "six machines Ready" "$(ready_machines)" 6
 expect_contains "the plan said the agents restart" "$(err inline) $(out inline)" "restarts the Cilium agents"
-expect_eq "the inline manifest's removal: class B on each control plane, for consent" \
-  "$(out inline | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumInlineManifest") | "\(.tags["ichor.maesh.dev/class"]) \(.field.path)"] | unique | join(";")')" \
-  "B cluster.inlineManifests"
-expect_eq "three control planes carry it" \
-  "$(out inline | jq '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumInlineManifest")] | length')" 3
-expect_eq "no inline manifest blocks a machine" \
-  "$(out inline | jq '[.results[] | select(.tags["ichor.maesh.dev/code"] == "InlineManifests")] | length')" 0
-expect_contains "the plan says why it goes" "$(out inline | jq -r '.results[].message')" \
-  "the Talos inline manifest cilium delivers Cilium and the next talosctl upgrade-k8s would apply it again"
+expect_eq "the consent listed the removal on each control plane" \
+  "$(err inline | grep -c '^  127\.0\.0\.5[123]: cluster\.inlineManifests: ')" 3
 expect_eq "the TalosCluster records the manifest for the render" \
   "$(k get taloscluster home -o jsonpath='{.spec.cni.cilium.inlineManifests}')" '["cilium"]'
 
@@ -132,11 +139,16 @@ expect_eq "E7 step 4: the Nodes are NotReady" "$(wait_nodes False 15)" "False "
 expect_eq "E7 step 4: for the network only" \
   "$(kubectl get nodes -o json | jq -r '[.items[].status.conditions[] | select(.type == "Ready") | .message | contains("NetworkPluginNotReady")] | unique | join(" ")')" true
 expect_eq "E7 step 4: with no CNI workload" "$(cni_workload)" ""
-# 5. adopt: managed Cilium
+# 5. adopt: managed Cilium (the plan first, read only)
+run e7-plan "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --plan -o json
+expect_eq "E7 plan: no refusal" "$(out e7-plan | jq '[.results[] | select(.severity == "error")] | length')" 0
+expect_contains "E7 plan: detected as no CNI" \
+  "$(out e7-plan | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "CniDetected") | .message')" "cni: detected no CNI"
+expect_eq "E7 plan: kube-proxy disabled on every node, class B" \
+  "$(out e7-plan | jq -r '[.results[] | select(.field.path == "cluster.proxy.disabled") | .tags["ichor.maesh.dev/class"]] | "\(length) \(unique | join(","))"')" "6 B"
 adopt e7
 T1=$(date +%s.%N)
 expect_eq "E7: adopted" "$(rc e7)" 0
-expect_contains "E7: detected as no CNI" "$(out e7 | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "CniDetected") | .message')" "no CNI"
 expect_eq "E7: spec.cni.preset cilium" "$(k get taloscluster home -o jsonpath='{.spec.cni.preset}')" "cilium"
 expect_contains "E7: the CLI waited for Ichor's Cilium" "$(err e7)" "every Node is Ready"
 expect_eq "E7: Cilium runs (the stand-in's objects)" "$(cni_workload)" "daemonset.apps/cilium "

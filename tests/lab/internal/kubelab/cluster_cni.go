@@ -215,10 +215,11 @@ type simNodeState struct {
 // networkModel stands in for the CNI pods and the kubelets of the sim clusters whose Kubernetes
 // API the lab serves (docs/lab.md, "CNI files and Node readiness"): a CNI DaemonSet in kube-system
 // writes its file on every node that is up and lacks it, and each Node's Ready condition follows
-// its node's network as containerd reports it (a CNI file in /etc/cni/net.d, talos-sim's cni.go):
-// a Ready Node whose node has no file becomes NotReady with the kubelet's NetworkPluginNotReady
-// message, and a Node NotReady for that reason becomes Ready once a file is there. A Node NotReady
-// for another reason is left alone.
+// a change of its node's network as containerd reports it (a CNI file in /etc/cni/net.d,
+// talos-sim's cni.go): when the network goes, a Ready Node becomes NotReady with the kubelet's
+// NetworkPluginNotReady message; when it comes, a Node NotReady for that reason becomes Ready. Only
+// changes count: the scenario's seeded Nodes stay as seeded until their node's network changes
+// (home-notready's NotReady Node runs flannel's file all along).
 func (c *Controller) networkModel(ctx context.Context) error {
 	if c.Sim == nil || c.Sim.Control == "" {
 		return nil
@@ -256,9 +257,24 @@ func (c *Controller) networkModel(ctx context.Context) error {
 			n = st
 			c.logOnce("cni-file/"+n.Name+"/"+f.file, fmt.Sprintf("cni: %s wrote %s on %s", f.daemonSet, f.file, n.Name))
 		}
-		if err := c.nodeNetwork(ctx, n); err != nil {
-			return err
+		c.mu.Lock()
+		if c.network == nil {
+			c.network = map[string]bool{}
 		}
+		last, seen := c.network[n.Name]
+		if !seen {
+			c.network[n.Name] = n.NetworkReady
+		}
+		c.mu.Unlock()
+		if !seen || last == n.NetworkReady {
+			continue
+		}
+		if err := c.nodeNetwork(ctx, n); err != nil {
+			return err // the change is seen again next pass
+		}
+		c.mu.Lock()
+		c.network[n.Name] = n.NetworkReady
+		c.mu.Unlock()
 	}
 	return nil
 }

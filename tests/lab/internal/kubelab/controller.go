@@ -62,8 +62,9 @@ type Controller struct {
 	Provisioner *Provisioner  // optional: provisions approved machines in maintenance mode (provision.go)
 	Discovery   *Discovery    // optional: refreshes pending machines, as Ichor's discovery (discovery.go)
 
-	mu   sync.Mutex
-	last map[string]string // machine → last logged outcome
+	mu      sync.Mutex
+	last    map[string]string // machine → last logged outcome
+	network map[string]bool   // sim node → its network as last seen (networkModel)
 }
 
 // DefaultTalosPort is the Talos API port (apid).
