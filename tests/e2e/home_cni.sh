@@ -2,7 +2,10 @@
 # The CNI on adoption (issue 13, "End-to-end tests"; ADR 0128 decisions 3 and 4, E6, E7) on the
 # home scenarios: a Cilium takeover behind the preflight diff gate (cilium-inline, cilium-helm),
 # the non-Cilium refusal with the ADR's words (home: flannel; calico) and --cni-unmanaged, and a
-# cluster without a CNI adopted as managed Cilium (lab-controller stands in for the ichor-cni Job).
+# cluster without a CNI adopted as managed Cilium (lab-controller stands in for the ichor-cni Job),
+# and E7's planned outage from flannel done as the adopt guide tells a person ("Moving from
+# flannel"): cni.name none patched through the Talos API, flannel deleted, the nodes rebooted,
+# flannel's CNI file that survives on Talos 1.13 removed, then the adoption; it prints the outage.
 . "$(dirname "$0")/home_lab.inc"
 A=$ICHOR_BIN/kubectl-ichor-adopt
 written() { k get secret,taloscluster,talosmachine,talosconfigpatch -l ichor.maesh.dev/cluster=home -o name 2>/dev/null | sort | tr '\n' ' '; }
