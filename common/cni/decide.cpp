@@ -1,10 +1,34 @@
 #include "common/cni/decide.h"
 
 #include "common/cni/preflight.h"
+#include "common/util/strings.h"
+
+#include <algorithm>
 
 namespace ichor::cni {
 
 namespace {
+
+// E7 on Talos 1.13 and earlier (reference §1.4): the planned outage removed flannel, but its CNI
+// file is still in /etc/cni/net.d, so the Nodes report Ready and pods that start get flannel's
+// configuration without flannel. Ichor cannot tell that file from a CNI it does not know, so it
+// does not install over it: the operator removes the file, and the Nodes go NotReady for the
+// network, which is a cluster without a CNI.
+Error refuse_leftover(const Detection& d) {
+    return make_error(
+        ErrorKind::Findings,
+        "cni: no CNI runs and every control plane has cluster.network.cni.name: none, but " +
+            std::to_string(d.leftover_nodes.size()) + " Node(s) that flannel ran on are Ready (" +
+            util::join(d.leftover_nodes, ", ") +
+            "): on Talos v1.13 and earlier /etc/cni lives on EPHEMERAL, so flannel's "
+            "/etc/cni/net.d/10-flannel.conflist survived the reboot and the container runtime "
+            "still reports the network ready. Remove that file from every node (or wipe "
+            "EPHEMERAL), so that the Nodes are NotReady for the network only, then adopt again; "
+            "see the adopt guide, 'Moving from flannel'.",
+        "on each node: kubectl debug node/NODE -n kube-system --profile=sysadmin --image=busybox "
+        "-- rm /host/etc/cni/net.d/10-flannel.conflist",
+        "CniLeftoverConfig");
+}
 
 Error refuse_non_cilium(const Detection& d) {
     return make_error(ErrorKind::Findings,
@@ -68,6 +92,9 @@ Result<CniPlan> decide(const Detection& d, const CniFlags& flags) {
                              "Nodes become Ready when it runs");
         return plan;
     }
+    if (!d.leftover_nodes.empty()) {
+        return refuse_leftover(d);
+    }
     if (d.cni != Cni::Cilium) {
         if (flags.cilium_values) {
             return make_error(ErrorKind::Usage,
@@ -96,10 +123,22 @@ Result<CniPlan> decide(const Detection& d, const CniFlags& flags) {
     plan.notes.push_back("the takeover restarts the Cilium agents (the only step of the adoption "
                          "that restarts anything)");
     for (const auto& m : d.manifests) {
-        plan.notes.push_back("the Talos manifest " + m +
-                             " delivers Cilium and the next talosctl upgrade-k8s would apply it "
-                             "again: Ichor's render removes it (class B)");
+        bool is_inline = std::find(d.inline_manifests.begin(), d.inline_manifests.end(), m) !=
+                         d.inline_manifests.end();
+        if (is_inline) {
+            plan.notes.push_back(
+                "the Talos inline manifest " + m +
+                " delivers Cilium and the next talosctl upgrade-k8s would apply it again over "
+                "Ichor's: Ichor's render removes it from the control planes (class B, "
+                "CiliumInlineManifest; recorded in spec.cni.cilium.inlineManifests)");
+        } else {
+            plan.notes.push_back("the Talos manifest " + m +
+                                 " delivers Cilium and the next talosctl upgrade-k8s would apply "
+                                 "it again: Ichor's render leaves it out, and a node that has it "
+                                 "is blocked (class C) until it is removed");
+        }
     }
+    plan.inline_manifests = d.inline_manifests;
     return plan;
 }
 

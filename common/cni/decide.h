@@ -52,6 +52,9 @@ struct CniPlan {
     doc::Value values = doc::Value::object();
     // What the plan says to the user: the agents restart, an inline manifest goes (class B).
     std::vector<std::string> notes;
+    // A takeover of a Cilium from Talos inline manifests: their names, for
+    // spec.cni.cilium.inlineManifests (the render leaves them out; their removal is class B).
+    std::vector<std::string> inline_manifests;
 };
 
 std::string_view action_name(CniAction a);

@@ -140,7 +140,8 @@ struct PlaneFacts {
 };
 
 // Reads one control plane's CNI settings and manifests into `found`.
-PlaneFacts read_plane(const ControlPlane& cp, Found& found, std::vector<std::string>& manifests) {
+PlaneFacts read_plane(const ControlPlane& cp, Found& found, std::vector<std::string>& manifests,
+                      std::vector<std::string>& cilium_inline) {
     PlaneFacts f;
     std::string where = "node " + cp.node + " machine configuration";
     const Value* v1 = cp.config.v1alpha1();
@@ -176,6 +177,10 @@ PlaneFacts read_plane(const ControlPlane& cp, Found& found, std::vector<std::str
             found.add(cni, {where, field, "manifest " + name + " holds the " + cni + " DaemonSet"});
             if (std::find(manifests.begin(), manifests.end(), name) == manifests.end()) {
                 manifests.push_back(name);
+            }
+            if (cni == "cilium" && std::find(cilium_inline.begin(), cilium_inline.end(), name) ==
+                                       cilium_inline.end()) {
+                cilium_inline.push_back(name);
             }
         }
     };
@@ -253,6 +258,41 @@ NodeCounts count_nodes(const std::vector<Value>& nodes, std::vector<Evidence>& e
         }
     }
     return n;
+}
+
+bool before_1_14(const std::vector<ControlPlane>& planes) {
+    return !planes.empty() && std::none_of(planes.begin(), planes.end(),
+                                           [](const ControlPlane& p) { return p.talos_1_14; });
+}
+
+// The Ready Nodes that flannel ran on: its kube subnet manager annotates each Node
+// (flannel.alpha.coreos.com/...), and nothing removes the annotations when flannel goes.
+std::vector<std::string> flannel_ran(const std::vector<Value>& nodes,
+                                     std::vector<Evidence>& evidence) {
+    std::vector<std::string> out;
+    for (const auto& node : nodes) {
+        const Value* a = doc::find_path(node, "metadata.annotations");
+        bool ready = false;
+        if (const Value* conds = doc::find_path(node, "status.conditions");
+            conds != nullptr && conds->is_array()) {
+            for (const auto& c : *conds) {
+                ready =
+                    ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
+            }
+        }
+        if (!ready || a == nullptr || !a->is_object()) {
+            continue;
+        }
+        for (auto it = a->begin(); it != a->end(); ++it) {
+            if (it.key().starts_with("flannel.alpha.coreos.com/")) {
+                out.push_back(doc::get_string(node, "metadata.name"));
+                evidence.push_back({object_name("Node", node), "metadata.annotations",
+                                    it.key() + " (flannel ran on this node)"});
+                break;
+            }
+        }
+    }
+    return out;
 }
 
 void cilium_install(Detection& d, const ClusterObjects& objects, const Value* agent) {
@@ -394,7 +434,7 @@ Result<Detection> detect(const ClusterObjects& objects, const std::vector<Contro
     bool all_none = !planes.empty();
     bool any_custom = false;
     for (const auto& cp : planes) {
-        PlaneFacts f = read_plane(cp, found, d.manifests);
+        PlaneFacts f = read_plane(cp, found, d.manifests, d.inline_manifests);
         if (f.cni_name != "none") {
             all_none = false;
         }
@@ -424,6 +464,14 @@ Result<Detection> detect(const ClusterObjects& objects, const std::vector<Contro
     }
     if (found.cnis.empty()) {
         NodeCounts n = count_nodes(objects.nodes, d.evidence);
+        if (!any_custom && all_none && n.ready > 0 && before_1_14(planes)) {
+            d.leftover_nodes = flannel_ran(objects.nodes, d.evidence);
+        }
+        if (!d.leftover_nodes.empty()) {
+            d.cni = Cni::Other;
+            d.name = "none, with flannel's CNI configuration left on the nodes";
+            return d;
+        }
         if (any_custom || n.ready > 0 || n.other > 0 || (!all_none && !planes.empty())) {
             d.cni = Cni::Other;
             d.name = any_custom ? "custom (cluster.network.cni.urls)" : "unrecognised";

@@ -69,6 +69,18 @@ struct Detection {
     // Control-plane inline or extra manifests that deliver the CNI: `talosctl upgrade-k8s` would
     // apply them again, so a managed render removes them (class B).
     std::vector<std::string> manifests;
+    // Of those, the names of the inline manifests (cluster.inlineManifests,
+    // KubeInlineManifestConfig) that hold the Cilium DaemonSet: a takeover records them in
+    // spec.cni.cilium.inlineManifests, and their removal from the nodes is class B drift
+    // (docs/drift-rules.md).
+    std::vector<std::string> inline_manifests;
+
+    // No CNI workload and every control plane says cni.name none, yet Nodes are Ready, flannel's
+    // annotations on them, and the control planes run Talos 1.13 or earlier: flannel was removed
+    // but its 10-flannel.conflist outlived the reboot (/etc/cni is on EPHEMERAL before 1.14,
+    // reference §1.4), so containerd reports the network ready. Those Nodes; the detection is
+    // Other ("none, with flannel's CNI configuration left on the nodes"), refused with what to do.
+    std::vector<std::string> leftover_nodes;
 
     // One line: "cilium, installed by helm (release record sh.helm.release.v1.cilium.v2 with
     // values)", "flannel", "no CNI".

@@ -1,5 +1,7 @@
 #include "common/drift/rules.h"
 
+#include <algorithm>
+
 namespace ichor::drift {
 
 namespace {
@@ -92,6 +94,14 @@ const std::vector<Rule> k_rules = {
      k_contract_hint},
     {"persist", When::Always, Class::B, "ContractDefault", k_contract_hint},
 
+    // A takeover removes the inline manifest that delivered Cilium (ADR 0128 decision 3, issue
+    // 13): Talos applies an inline manifest again at every `talosctl upgrade-k8s`, which would
+    // undo Ichor's Cilium.
+    {"cluster.inlineManifests", When::CiliumManifests, Class::B, "CiliumInlineManifest",
+     "the inline manifest delivered the Cilium that Ichor takes over (spec.cni.cilium."
+     "inlineManifests of TalosCluster {cluster}): Ichor's render removes it so that the next "
+     "talosctl upgrade-k8s does not apply that Cilium again over Ichor's"},
+
     // Class C with a specific hint; everything else falls through to Unrepresentable.
     {"cluster.inlineManifests", When::Always, Class::C, "InlineManifests",
      "remove cluster.inlineManifests from the node's configuration (talosctl patch mc --nodes "
@@ -118,7 +128,50 @@ bool matches(std::string_view rule, std::string_view path) {
            (path.size() > rule.size() && path.starts_with(rule) && path[rule.size()] == '.');
 }
 
-bool holds(When w, const Context& c) {
+std::string name_of(const doc::Value& manifest) {
+    if (!manifest.is_object()) {
+        return {};
+    }
+    auto it = manifest.find("name");
+    return it != manifest.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool contains(const doc::Value& list, const doc::Value& item) {
+    if (!list.is_array()) {
+        return false;
+    }
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// Every inline manifest the node has and the render has not is one of `names`, and the render
+// adds none: the change removes only the manifests that delivered the taken-over Cilium.
+bool removes_only(const Change& change, const std::vector<std::string>& names) {
+    if (!change.current.is_array() || change.current.empty() ||
+        !(change.proposed.is_null() || change.proposed.is_array())) {
+        return false;
+    }
+    bool removes = false;
+    for (const auto& m : change.current) {
+        if (contains(change.proposed, m)) {
+            continue;
+        }
+        if (std::find(names.begin(), names.end(), name_of(m)) == names.end() ||
+            name_of(m).empty()) {
+            return false;
+        }
+        removes = true;
+    }
+    if (change.proposed.is_array()) {
+        for (const auto& m : change.proposed) {
+            if (!contains(change.current, m)) {
+                return false;
+            }
+        }
+    }
+    return removes;
+}
+
+bool holds(When w, const Context& c, const Change& change) {
     switch (w) {
     case When::Always:
         return true;
@@ -130,6 +183,8 @@ bool holds(When w, const Context& c) {
         return c.cni_preset != "unmanaged";
     case When::CniUnmanaged:
         return c.cni_preset == "unmanaged";
+    case When::CiliumManifests:
+        return c.cni_preset == "cilium" && removes_only(change, c.cilium_manifests);
     }
     return false;
 }
@@ -162,7 +217,7 @@ Verdict classify(const Change& change, const Context& context) {
                 "bundle"};
     }
     for (const auto& r : k_rules) {
-        if (matches(r.path, change.dotted) && holds(r.when, context)) {
+        if (matches(r.path, change.dotted) && holds(r.when, context, change)) {
             return {r.cls, std::string(r.code), std::string(r.hint)};
         }
     }

@@ -26,6 +26,11 @@ enum class When {
     RegistriesUnset, // it does not
     CniManaged,      // spec.cni.preset cilium or none: Ichor renders the CNI and kube-proxy
     CniUnmanaged,    // spec.cni.preset unmanaged: the CNI is the node's
+    // Preset cilium, and every inline manifest the node has and the render has not is one that
+    // delivered the Cilium Ichor took over (spec.cni.cilium.inlineManifests): the next
+    // `talosctl upgrade-k8s` would apply it again, so Ichor's render leaves it out. Any other
+    // inline manifest keeps the change class C.
+    CiliumManifests,
 };
 
 struct Rule {
@@ -43,6 +48,9 @@ const std::vector<Rule>& rules();
 struct Context {
     bool cluster_sets_registries = false;
     std::string cni_preset = "cilium";
+    // spec.cni.cilium.inlineManifests: the names of the inline manifests that delivered the
+    // Cilium Ichor took over (When::CiliumManifests).
+    std::vector<std::string> cilium_manifests;
 };
 
 struct Verdict {

@@ -214,6 +214,14 @@ Result<ClusterSpec> parse_cluster(const Value& tc) {
     if (std::string preset = field("cni.preset"); !preset.empty()) {
         c.cni_preset = preset;
     }
+    if (const Value* l = doc::find_path(*spec, "cni.cilium.inlineManifests");
+        l != nullptr && l->is_array()) {
+        for (const auto& v : *l) {
+            if (v.is_string()) {
+                c.cilium_manifests.push_back(v.get<std::string>());
+            }
+        }
+    }
     if (const Value* m = doc::find_path(*spec, "registries.mirrors");
         m != nullptr && m->is_object()) {
         c.registry_mirrors = *m;

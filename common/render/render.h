@@ -30,6 +30,10 @@ struct ClusterSpec {
     std::string version_contract; // spec.versionContract, else the minor of talosVersion
     int control_plane_count = 1;
     std::string cni_preset = "cilium"; // cilium, unmanaged, none
+    // spec.cni.cilium.inlineManifests: the Talos inline manifests that delivered the Cilium a
+    // takeover replaced. The render leaves them out (as every inline manifest), and drift
+    // classes their removal B (docs/drift-rules.md).
+    std::vector<std::string> cilium_manifests;
     doc::Value registry_mirrors; // spec.registries.mirrors, or null when the cluster sets none
     // spec.network.podSubnets and serviceSubnets; empty: Talos's defaults (10.244.0.0/16 and
     // 10.96.0.0/12), as the generator writes them.

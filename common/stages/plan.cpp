@@ -389,7 +389,7 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
         }
         return render::finish(std::move(docs), ri);
     };
-    drift::Context ctx{!c.registry_mirrors.is_null(), c.cni_preset};
+    drift::Context ctx{!c.registry_mirrors.is_null(), c.cni_preset, c.cilium_manifests};
     std::vector<Value> live(config->begin(), config->end());
     drift::Analysis a = drift::analyze(live, render::finish(*rendered, ri), ctx, rerender);
     n.outcome = "writable";

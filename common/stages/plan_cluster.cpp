@@ -512,6 +512,9 @@ Value make_cluster(const std::string& name, const std::vector<Node>& nodes, cons
     if (o.cni.values.is_object() && !o.cni.values.empty()) {
         spec["cni"]["cilium"]["values"] = o.cni.values;
     }
+    if (!o.cni.inline_manifests.empty()) {
+        spec["cni"]["cilium"]["inlineManifests"] = Value(o.cni.inline_manifests);
+    }
     spec["secretsBundleRef"] = Value{{"name", bundle_secret_name(name)}, {"key", "bundle.yaml"}};
     return c;
 }
@@ -916,7 +919,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         return refused_all;
     }
 
-    drift::Context ctx{!spec->registry_mirrors.is_null(), spec->cni_preset};
+    drift::Context ctx{!spec->registry_mirrors.is_null(), spec->cni_preset, spec->cilium_manifests};
     std::vector<Planned> work;
     for (const Value* m : machines) {
         Planned p;
@@ -1089,6 +1092,7 @@ ClusterCni decide_cni(const cni::ClusterObjects& objects,
     out.action = std::string(cni::action_name(plan->action));
     out.values_source = std::string(cni::source_name(plan->source));
     out.notes = plan->notes;
+    out.inline_manifests = plan->inline_manifests;
     out.no_cni = plan->action == cni::CniAction::Install;
     if (plan->action != cni::CniAction::Unmanaged) {
         out.values = cni::split_owned(plan->values).values;

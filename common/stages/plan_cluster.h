@@ -39,6 +39,8 @@ struct ClusterCni {
     doc::Value values;
     std::string values_source;      // cni::source_name
     std::vector<std::string> notes; // decide's notes: the agents restart, a manifest goes
+    // A takeover of a Cilium from Talos inline manifests: spec.cni.cilium.inlineManifests.
+    std::vector<std::string> inline_manifests;
     // decide's (or detection's) refusal: the message word for word, its code and hint.
     std::string refusal;
     std::string refusal_code;

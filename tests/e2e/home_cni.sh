@@ -2,7 +2,10 @@
 # The CNI on adoption (issue 13, "End-to-end tests"; ADR 0128 decisions 3 and 4, E6, E7) on the
 # home scenarios: a Cilium takeover behind the preflight diff gate (cilium-inline, cilium-helm),
 # the non-Cilium refusal with the ADR's words (home: flannel; calico) and --cni-unmanaged, and a
-# cluster without a CNI adopted as managed Cilium (lab-controller stands in for the ichor-cni Job).
+# cluster without a CNI adopted as managed Cilium (lab-controller stands in for the ichor-cni Job),
+# and E7's planned outage from flannel done as the adopt guide tells a person ("Moving from
+# flannel"): cni.name none patched through the Talos API, flannel deleted, the nodes rebooted,
+# flannel's CNI file that survives on Talos 1.13 removed, then the adoption; it prints the outage.
 . "$(dirname "$0")/home_lab.inc"
 A=$ICHOR_BIN/kubectl-ichor-adopt
 written() { k get secret,taloscluster,talosmachine,talosconfigpatch -l ichor.maesh.dev/cluster=home -o name 2>/dev/null | sort | tr '\n' ' '; }
@@ -40,6 +43,20 @@ run inline-unmanaged "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --cni-unmana
 expect_eq "--cni-unmanaged --cilium-values: refused (usage)" "$(rc inline-unmanaged)" 2
 expect_contains "--cni-unmanaged --cilium-values: why" "$(err inline-unmanaged)" "--cilium-values cannot be used with --cni-unmanaged"
 
+run inline-plan "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --cilium-values "$RELAY" --plan -o json
+expect_eq "the plan with the values file: no refusal" "$(out inline-plan | jq '[.results[] | select(.severity == "error")] | length')" 0
+expect_eq "the inline manifest's removal: class B on each control plane, for consent" \
+  "$(out inline-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumInlineManifest") | "\(.tags["ichor.maesh.dev/class"]) \(.severity) \(.field.path)"] | unique | join(";")')" \
+  "B warning cluster.inlineManifests"
+expect_eq "three control planes carry it, no worker" \
+  "$(out inline-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumInlineManifest") | .tags["ichor.maesh.dev/node"]] | sort | join(" ")')" \
+  "127.0.0.51 127.0.0.52 127.0.0.53"
+expect_eq "no inline manifest blocks a machine" \
+  "$(out inline-plan | jq '[.results[] | select(.tags["ichor.maesh.dev/code"] == "InlineManifests")] | length')" 0
+expect_contains "the plan says why it goes" "$(out inline-plan | jq -r '.results[].message')" \
+  "the Talos inline manifest cilium delivers Cilium and the next talosctl upgrade-k8s would apply it again"
+expect_eq "the planned TalosCluster records the manifest" \
+  "$(out inline-plan | jq -c '.items[] | select(.kind == "TalosCluster") | .spec.cni.cilium.inlineManifests')" '["cilium"]'
 adopt inline --cilium-values "$RELAY"
 expect_eq "cilium-inline with the values file: adopted" "$(rc inline)" 0
 expect_eq "no difference left" "$(out inline | jq '[.results[] | select(.tags["ichor.maesh.dev/code"] == "CiliumDiff")] | length')" 0
@@ -47,6 +64,10 @@ expect_eq "the TalosCluster: preset cilium, the values in spec.cni.cilium.values
   "$(k get taloscluster home -o jsonpath='{.spec.cni.preset} {.spec.cni.cilium.values.hubble.relay.enabled}')" "cilium true"
 expect_eq "six machines Ready" "$(ready_machines)" 6
 expect_contains "the plan said the agents restart" "$(err inline) $(out inline)" "restarts the Cilium agents"
+expect_eq "the consent listed the removal on each control plane" \
+  "$(err inline | grep -c '^  127\.0\.0\.5[123]: cluster\.inlineManifests: ')" 3
+expect_eq "the TalosCluster records the manifest for the render" \
+  "$(k get taloscluster home -o jsonpath='{.spec.cni.cilium.inlineManifests}')" '["cilium"]'
 
 # --- E6: cilium-helm, a release record whose values set hubble.relay.enabled --------------------
 home_up cilium-helm
@@ -71,6 +92,74 @@ expect_eq "flannel: the refusal word for word" \
   "$(out flannel | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "CniNotCilium") | .message')" \
   "cni: the cluster's CNI is flannel, not Cilium: rerun with --cni-unmanaged to adopt the cluster and leave its CNI as it is. $NO_MIGRATION; hint: rerun with --cni-unmanaged"
 expect_eq "flannel: nothing written" "$(written)" ""
+
+# --- E7: the planned outage, done as the adopt guide ("Moving from flannel") tells a person -----
+REF=$ICHOR_ROOT/build/lab/talos-ref
+node_ready() { kubectl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | sort -u | tr '\n' ' '; }
+confs() { for n in $HOME_NODES; do sim GET "/nodes/$n" | jq -r '.cniConfs // [] | join(",")'; done | sort -u | tr '\n' ' '; }
+wait_nodes() { # wait_nodes WANT SECONDS: until every Node's Ready is WANT; prints the last value
+  local until=$((SECONDS + $2)) s=""
+  while [ $SECONDS -lt $until ]; do s=$(node_ready); [ "$s" = "$1 " ] && break; sleep 0.3; done
+  echo "$s"
+}
+cni_workload() { kubectl -n kube-system get daemonsets -o name | grep -E '/(cilium|kube-flannel|kube-flannel-ds|calico-node)$' | tr '\n' ' '; }
+# 1. talosctl patch mc --nodes ... --patch @cni-none.yaml
+CNI_NONE=$OUT/cni-none.yaml
+printf 'cluster:\n  network:\n    cni:\n      name: none\n' > "$CNI_NONE"
+run e7-patch "$REF" --talosconfig "$TC" --patch "$CNI_NONE" ${HOME_ADDRS//,/ }
+expect_eq "E7 step 1: cni.name none patched through the Talos API on every node" "$(rc e7-patch)" 0
+expect_eq "E7 step 1: the nodes run it" \
+  "$(for n in $HOME_NODES; do sim GET "/nodes/$n/config" | grep -A1 '^        cni:' | grep -c 'name: none'; done | sort -u)" 1
+# 2. kubectl delete the flannel workload (the outage starts here)
+T0=$(date +%s.%N)
+kubectl -n kube-system delete daemonset/kube-flannel configmap/kube-flannel-cfg serviceaccount/flannel > "$OUT/e7-delete.out" 2>&1
+kubectl delete clusterrole/flannel clusterrolebinding/flannel >> "$OUT/e7-delete.out" 2>&1
+expect_eq "E7 step 2: no CNI workload left" "$(cni_workload)" ""
+# 3. talosctl reboot, one node after the other (it waits for each to come back)
+for n in $HOME_NODES; do
+  before=$(sim GET "/nodes/$n" | jq .bootCount)
+  "$REF" --talosconfig "$TC" --reboot "$(node_addr "$n")" >> "$OUT/e7-reboot.out" 2>&1
+  until=$((SECONDS + 30))
+  while [ $SECONDS -lt $until ] && [ "$(sim GET "/nodes/$n" | jq -r '"\(.bootCount > '"$before"') \(.power)"')" != "true up" ]; do sleep 0.2; done
+done
+expect_eq "E7 step 3: every node rebooted once and is up" \
+  "$(for n in $HOME_NODES; do sim GET "/nodes/$n" | jq -r '"\(.bootCount) \(.power)"'; done | sort -u)" "2 up"
+# Talos 1.13: /etc/cni is on EPHEMERAL, so flannel's file survived the reboot and the Nodes stay Ready.
+sleep 2 # a few lab-controller passes
+expect_eq "E7 on Talos 1.13: flannel's CNI file survived the reboot" "$(confs)" "10-flannel.conflist "
+expect_eq "E7 on Talos 1.13: so every Node is still Ready" "$(node_ready)" "True "
+run e7-leftover "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --plan -o json
+expect_eq "E7 leftover: refused" "$(rc e7-leftover)" 1
+expect_contains "E7 leftover: the plan names the file and what to do" \
+  "$(out e7-leftover | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "CniLeftoverConfig") | .message')" \
+  "flannel's /etc/cni/net.d/10-flannel.conflist survived the reboot and the container runtime still reports the network ready. Remove that file from every node (or wipe EPHEMERAL)"
+expect_contains "E7 leftover: the hint is the command" "$(out e7-leftover | jq -r '.results[].message')" \
+  "kubectl debug node/NODE -n kube-system --profile=sysadmin --image=busybox -- rm /host/etc/cni/net.d/10-flannel.conflist"
+expect_eq "E7 leftover: nothing written" "$(written)" ""
+# 4. remove the file on every node (the control API stands in for the guide's privileged pod)
+for n in $HOME_NODES; do sim POST "/nodes/$n/cni" '{"remove": ["10-flannel.conflist"]}' > /dev/null; done
+expect_eq "E7 step 4: the Nodes are NotReady" "$(wait_nodes False 15)" "False "
+expect_eq "E7 step 4: for the network only" \
+  "$(kubectl get nodes -o json | jq -r '[.items[].status.conditions[] | select(.type == "Ready") | .message | contains("NetworkPluginNotReady")] | unique | join(" ")')" true
+expect_eq "E7 step 4: with no CNI workload" "$(cni_workload)" ""
+# 5. adopt: managed Cilium (the plan first, read only)
+run e7-plan "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --plan -o json
+expect_eq "E7 plan: no refusal" "$(out e7-plan | jq '[.results[] | select(.severity == "error")] | length')" 0
+expect_contains "E7 plan: detected as no CNI" \
+  "$(out e7-plan | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "CniDetected") | .message')" "cni: detected no CNI"
+expect_eq "E7 plan: kube-proxy disabled on every node, class B" \
+  "$(out e7-plan | jq -r '[.results[] | select(.field.path == "cluster.proxy.disabled") | .tags["ichor.maesh.dev/class"]] | "\(length) \(unique | join(","))"')" "6 B"
+adopt e7
+T1=$(date +%s.%N)
+expect_eq "E7: adopted" "$(rc e7)" 0
+expect_eq "E7: spec.cni.preset cilium" "$(k get taloscluster home -o jsonpath='{.spec.cni.preset}')" "cilium"
+expect_contains "E7: the CLI waited for Ichor's Cilium" "$(err e7)" "every Node is Ready"
+expect_eq "E7: Cilium runs (the stand-in's objects)" "$(cni_workload)" "daemonset.apps/cilium "
+expect_eq "E7: every Node Ready" "$(wait_nodes True 5)" "True "
+expect_eq "E7: Cilium's CNI file on every node" "$(confs)" "05-cilium.conflist "
+expect_eq "E7: six machines Ready" "$(ready_machines)" 6
+OUTAGE=$(echo "$T1 - $T0" | bc)
+printf 'E7 outage in the lab (flannel deleted to every Node Ready): %.1f s\n' "$OUTAGE" | tee "$OUT/e7-outage.txt"
 
 # --- Calico: refused; with --cni-unmanaged adopted unmanaged -------------------------------------
 home_up calico

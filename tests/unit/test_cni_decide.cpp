@@ -3,6 +3,8 @@
 #include "common/cni/values.h"
 #include "test_cni_support.h"
 
+#include <algorithm>
+
 using namespace ichor;
 using cni_test::Value;
 
@@ -164,4 +166,48 @@ TEST_CASE("the lab's helm install: the record's values, refused flag, no differe
     auto defaults = cni::preflight(live, Value::object());
     REQUIRE(defaults.differences.size() == 1);
     CHECK(defaults.differences[0].path == "hubble.relay.enabled");
+}
+
+TEST_CASE("a takeover of an inline-manifest Cilium removes the manifest, class B",
+          "[cni][decide]") {
+    cni::Detection d = cilium();
+    d.inline_manifests = {"cilium"};
+    d.manifests.push_back("https://example.org/cilium.yaml");
+    auto p = cni::decide(d, {});
+    REQUIRE(p.ok());
+    CHECK(p->inline_manifests == std::vector<std::string>{"cilium"});
+    auto has = [&](const std::string& text) {
+        return std::any_of(p->notes.begin(), p->notes.end(),
+                           [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    CHECK(has("restarts the Cilium agents"));
+    CHECK(has("the Talos inline manifest cilium delivers Cilium and the next talosctl upgrade-k8s "
+              "would apply it again"));
+    CHECK(has("class B, CiliumInlineManifest"));
+    CHECK(has("the Talos manifest https://example.org/cilium.yaml delivers Cilium"));
+
+    auto u = cni::decide(d, {true, false, Value()}); // unmanaged: nothing removed
+    REQUIRE(u.ok());
+    CHECK(u->inline_manifests.empty());
+}
+
+TEST_CASE("flannel's CNI file left on Talos 1.13 nodes: refused, saying what to do",
+          "[cni][decide]") {
+    cni::Detection d = detected(cni::Cni::Other, "none, with flannel's CNI configuration left");
+    d.leftover_nodes = {"home-cp-1", "home-w-1"};
+    auto p = cni::decide(d, {});
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.error().code == "CniLeftoverConfig");
+    CHECK(p.error().kind == ErrorKind::Findings);
+    CHECK(p.error().message.find("2 Node(s) that flannel ran on are Ready (home-cp-1, home-w-1)") !=
+          std::string::npos);
+    CHECK(p.error().message.find("/etc/cni/net.d/10-flannel.conflist survived the reboot") !=
+          std::string::npos);
+    CHECK(p.error().message.find("'Moving from flannel'") != std::string::npos);
+    CHECK(p.error().hint.find("rm /host/etc/cni/net.d/10-flannel.conflist") != std::string::npos);
+    CHECK_FALSE(cni::decide(d, with_values("hubble: {relay: {enabled: true}}")).ok());
+    // --cni-unmanaged still leaves the cluster as it is
+    auto u = cni::decide(d, {true, false, Value()});
+    REQUIRE(u.ok());
+    CHECK(u->preset == "unmanaged");
 }

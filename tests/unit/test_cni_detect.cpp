@@ -86,6 +86,7 @@ TEST_CASE("Cilium from a Talos inline manifest made with helm template", "[cni][
     auto d = must(cni_test::guide_cluster(), {cni_test::plane("cp-1", k_cp_inline)});
     CHECK(d.cni == cni::Cni::Cilium);
     CHECK(d.install == cni::CiliumInstall::InlineManifest);
+    CHECK(d.inline_manifests == std::vector<std::string>{"cilium"});
     CHECK_FALSE(d.release);
     CHECK(d.manifests == std::vector<std::string>{"cilium"});
     CHECK(
@@ -155,6 +156,36 @@ TEST_CASE("no CNI: cni.name none, no workload, Nodes NotReady for the network", 
     CHECK(d.summary() == "no CNI");
     CHECK(has_evidence(d, "Node cp-1", "status.conditions[Ready].message"));
     CHECK(has_evidence(d, "node cp-1 machine configuration", "cluster.network.cni.name"));
+}
+
+TEST_CASE("flannel removed on Talos 1.13: its CNI file outlives the reboot, by version",
+          "[cni][detect]") {
+    auto flannel_node = [](const std::string& name, const std::string& ready,
+                           const std::string& message = {}) {
+        Value n = cni_test::node(name, ready, message);
+        n["metadata"]["annotations"]["flannel.alpha.coreos.com/backend-type"] = "vxlan";
+        return n;
+    };
+    cni::ClusterObjects o;
+    o.nodes = {flannel_node("cp-1", "True"), flannel_node("w-1", "True")};
+    auto cp = cni_test::plane("cp-1", cni_test::k_cp_none); // Talos 1.13
+    auto d = must(o, {cp});
+    CHECK(d.cni == cni::Cni::Other);
+    CHECK(d.leftover_nodes == std::vector<std::string>{"cp-1", "w-1"});
+    CHECK(d.name == "none, with flannel's CNI configuration left on the nodes");
+    CHECK(has_evidence(d, "Node cp-1", "metadata.annotations"));
+    // Talos 1.14 mounts a tmpfs on /etc/cni: a Ready Node is not explained by a leftover file.
+    cp.talos_1_14 = true;
+    auto d14 = must(o, {cp});
+    CHECK(d14.leftover_nodes.empty());
+    CHECK(d14.name == "unrecognised");
+    // The file removed: the Nodes NotReady for the network, which is no CNI.
+    o.nodes = {flannel_node("cp-1", "False", cni_test::k_no_network),
+               flannel_node("w-1", "False", cni_test::k_no_network)};
+    CHECK(must(o, {cni_test::plane("cp-1", cni_test::k_cp_none)}).cni == cni::Cni::None);
+    // Ready Nodes without flannel's annotations: unrecognised, as before.
+    o.nodes = {cni_test::node("cp-1", "True")};
+    CHECK(must(o, {cni_test::plane("cp-1", cni_test::k_cp_none)}).name == "unrecognised");
 }
 
 TEST_CASE("no CNI found but Nodes Ready is a CNI this code does not know", "[cni][detect]") {

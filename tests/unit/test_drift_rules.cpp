@@ -35,6 +35,46 @@ TEST_CASE("the rules table", "[drift][rules]") {
     CHECK(drift::classify(secret, {}).code == "SecretDiffers");
 }
 
+TEST_CASE("an inline manifest is class C, but the taken-over Cilium's is class B",
+          "[drift][rules]") {
+    auto manifest = [](const std::string& name) {
+        return doc::Value{{"name", name}, {"contents", "kind: DaemonSet"}};
+    };
+    auto change = [&](doc::Value current, doc::Value proposed = {}) {
+        drift::Change c;
+        c.path = {"cluster", "inlineManifests"};
+        c.dotted = "cluster.inlineManifests";
+        c.current = std::move(current);
+        c.proposed = std::move(proposed);
+        return c;
+    };
+    const drift::Context takeover{false, "cilium", {"cilium"}};
+    auto only = change(doc::Value::array({manifest("cilium")}));
+    auto v = drift::classify(only, takeover);
+    CHECK(v.cls == drift::Class::B);
+    CHECK(v.code == "CiliumInlineManifest");
+    CHECK(v.hint.find("next talosctl upgrade-k8s") != std::string::npos);
+    CHECK(v.hint.find("spec.cni.cilium.inlineManifests") != std::string::npos);
+    // another manifest beside it, or not the one the takeover named: blocks the machine
+    CHECK(drift::classify(change(doc::Value::array({manifest("cilium"), manifest("x")})), takeover)
+              .code == "InlineManifests");
+    CHECK(drift::classify(change(doc::Value::array({manifest("x")})), takeover).cls ==
+          drift::Class::C);
+    // no takeover recorded, or the CNI unmanaged: class C as before
+    CHECK(drift::classify(only, {}).code == "InlineManifests");
+    CHECK(drift::classify(only, {false, "unmanaged", {"cilium"}}).code == "InlineManifests");
+    // the render adding a manifest is not a removal
+    CHECK(drift::classify(
+              change(doc::Value::array({manifest("cilium")}), doc::Value::array({manifest("y")})),
+              takeover)
+              .cls == drift::Class::C);
+    // the render keeping another manifest the node has, removing only Cilium's: B
+    CHECK(drift::classify(change(doc::Value::array({manifest("cilium"), manifest("x")}),
+                                 doc::Value::array({manifest("x")})),
+                          takeover)
+              .cls == drift::Class::B);
+}
+
 TEST_CASE("every rule has a code, and B and C rules a hint", "[drift][rules]") {
     for (const auto& r : drift::rules()) {
         INFO(r.path);
@@ -60,6 +100,8 @@ TEST_CASE("docs/drift-rules.md lists the table as it is", "[drift][rules]") {
             return "preset cilium or none";
         case drift::When::CniUnmanaged:
             return "preset unmanaged";
+        case drift::When::CiliumManifests:
+            return "preset cilium, only spec.cni.cilium.inlineManifests removed";
         }
         return {};
     };

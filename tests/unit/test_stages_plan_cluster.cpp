@@ -529,6 +529,82 @@ TEST_CASE("a Cilium takeover: the values reach the preflight and the TalosCluste
     }
 }
 
+TEST_CASE("a takeover of an inline-manifest Cilium: the manifest's removal is class B, recorded "
+          "in the TalosCluster, and a release plans it the same from the TalosCluster alone",
+          "[plan][cluster][cni]") {
+    const std::string ds = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: cilium, "
+                           "namespace: kube-system, labels: {k8s-app: cilium}}\n";
+    const std::string cp_inline = std::string(cni_test::k_cp_none) +
+                                  "  inlineManifests:\n    - name: cilium\n      contents: |\n" +
+                                  "        apiVersion: apps/v1\n        kind: DaemonSet\n" +
+                                  "        metadata: {name: cilium, namespace: kube-system, "
+                                  "labels: {k8s-app: cilium}}\n";
+    const std::vector<cni::ControlPlane> planes{cni_test::plane("u-cp-1", cp_inline)};
+    const Value manifest{{"name", "cilium"}, {"contents", ds}};
+    const auto find = [](const doc::ResourceList& l, const std::string& code) -> const Value* {
+        for (const auto& r : l.results) {
+            if (r["tags"].value(std::string(vocab::k_tag_code), "") == code) {
+                return &r;
+            }
+        }
+        return nullptr;
+    };
+
+    Cluster c;
+    c.o.cni = stages::decide_cni(cni_test::guide_cluster(), planes, {}, false);
+    REQUIRE(c.o.cni.action == "takeover");
+    CHECK(c.o.cni.inline_manifests == std::vector<std::string>{"cilium"});
+    c.set(0, {"cluster", "inlineManifests"}, Value::array({manifest}));
+    CHECK(c.run().done == 3);
+    REQUIRE(cluster_of(c) != nullptr);
+    const Value tc = *cluster_of(c);
+    CHECK(tc["spec"]["cni"]["cilium"]["inlineManifests"] == Value::array({"cilium"}));
+    const Value* b = find(c.list, "CiliumInlineManifest");
+    REQUIRE(b != nullptr);
+    CHECK(b->value("severity", "") == "warning");
+    CHECK((*b)["tags"].value(std::string(vocab::k_tag_class), "") == "B");
+    CHECK(b->value("message", "").find("talosctl upgrade-k8s") != std::string::npos);
+    const auto lines = stages::consent_lines(c.list);
+    CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+        return l.find("cluster.inlineManifests") != std::string::npos;
+    }));
+    CHECK(std::any_of(c.list.results.begin(), c.list.results.end(), [](const Value& r) {
+        return r["tags"].value(std::string(vocab::k_tag_code), "") == "CniPlan" &&
+               r.value("message", "").find("inline manifest cilium delivers Cilium") !=
+                   std::string::npos;
+    }));
+
+    // The render from the TalosCluster alone: no inline manifest, and the same class B.
+    auto spec = render::parse_cluster(tc);
+    REQUIRE(spec.ok());
+    CHECK(spec->cilium_manifests == std::vector<std::string>{"cilium"});
+    doc::ResourceList again;
+    again.items.push_back(c.list.items[0]); // the control plane's Inspection
+    stages::PlanOptions po{"lab-u", "ichor-system", true, &tc, &c.fx.bundle, {}, {}};
+    stages::plan(again, po);
+    CHECK(find(again, "CiliumInlineManifest") != nullptr);
+    CHECK(find(again, "InlineManifests") == nullptr);
+    CHECK_FALSE(again.has_errors());
+    render::Input in{&*spec, &c.fx.bundle, "controlplane", "u-cp-1", {"/dev/sda", "img", false}, "",
+                     {}};
+    auto rendered = render::render(in);
+    REQUIRE(rendered.ok());
+    for (const auto& d : *rendered) {
+        CHECK_FALSE(doc::find_path(d, "cluster.inlineManifests"));
+    }
+
+    SECTION("another inline manifest beside Cilium's still blocks the control plane") {
+        Cluster o;
+        o.o.cni = stages::decide_cni(cni_test::guide_cluster(), planes, {}, false);
+        o.set(0, {"cluster", "inlineManifests"},
+              Value::array({manifest, Value{{"name", "x"}, {"contents", "kind: ConfigMap"}}}));
+        CHECK(o.run().done == 0);
+        CHECK(o.has_code("InlineManifests"));
+        CHECK(o.has_code("ControlPlaneBlocked"));
+        CHECK(o.of_kind("TalosCluster").empty());
+    }
+}
+
 TEST_CASE("no CNI: managed Cilium, Nodes NotReady for the network pass the health gate only",
           "[plan][cluster][cni]") {
     cni::ClusterObjects none;

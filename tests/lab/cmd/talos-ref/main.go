@@ -11,6 +11,12 @@
 // With --apply-config FILE it instead applies FILE's bytes to each address, as
 // `talosctl apply-config --mode no-reboot -f FILE` does (the tests restore a backup with it), and
 // prints one JSON line per node with the outcome.
+//
+// With --patch FILE it patches each node's configuration as `talosctl patch mc --patch @FILE`
+// does (issue 13, E7): the node's MachineConfig read through COSI, FILE applied with Talos's
+// configpatcher (strategic merge or JSON patch), the result applied with ApplyConfiguration in
+// mode auto. With --reboot it reboots each node as `talosctl reboot` does (MachineService.Reboot,
+// mode default). Both print one JSON line per node.
 package main
 
 import (
@@ -31,6 +37,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
@@ -62,6 +69,8 @@ func main() {
 	insecure := flag.Bool("insecure", false, "maintenance mode: no client certificate, no server verification")
 	endpoint := flag.String("endpoint", "", "reach every node through this endpoint, the node in each call's context")
 	applyConfig := flag.String("apply-config", "", "apply this file's bytes to each node (mode no-reboot) instead of reading it")
+	patchFile := flag.String("patch", "", "patch each node's configuration with this file, as talosctl patch mc --patch @FILE does")
+	reboot := flag.Bool("reboot", false, "reboot each node, as talosctl reboot does")
 	flag.Parse()
 
 	if (*talosconfig == "" && !*insecure) || flag.NArg() == 0 || *concurrency < 1 || (*endpoint != "" && *insecure) {
@@ -82,6 +91,18 @@ func main() {
 
 	if *applyConfig != "" {
 		os.Exit(applyAll(cfg, *applyConfig, flag.Args()))
+	}
+
+	if *patchFile != "" {
+		os.Exit(patchAll(cfg, *patchFile, flag.Args()))
+	}
+
+	if *reboot {
+		os.Exit(eachNode(cfg, flag.Args(), "Reboot", func(ctx context.Context, c *client.Client) error {
+			_, err := c.MachineClient.Reboot(ctx, &machine.RebootRequest{})
+
+			return err
+		}))
 	}
 
 	// Through an endpoint: one client, so one connection, for every node.
@@ -347,6 +368,89 @@ func applyAll(cfg *clientconfig.Config, path string, addrs []string) int {
 			t0 := time.Now()
 			_, err = c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_NO_REBOOT})
 			cl := call{Name: "ApplyConfiguration", MS: float64(time.Since(t0).Microseconds()) / 1000, Code: status.Code(err).String()}
+
+			if err != nil {
+				cl.Error = status.Convert(err).Message()
+				r.Error = cl.Error
+			}
+
+			r.Calls = append(r.Calls, cl)
+			r.OK = err == nil
+		}()
+
+		if !r.OK {
+			rc = 1
+		}
+
+		line, _ := json.Marshal(r)          //nolint:errcheck,errchkjson
+		os.Stdout.Write(append(line, '\n')) //nolint:errcheck
+	}
+
+	return rc
+}
+
+// patchAll patches each node's configuration with the patch file, as talosctl patch mc does.
+func patchAll(cfg *clientconfig.Config, path string, addrs []string) int {
+	patches, err := configpatcher.LoadPatches([]string{"@" + path})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "talos-ref: %v\n", err)
+
+		return 3
+	}
+
+	return eachNode(cfg, addrs, "ApplyConfiguration", func(ctx context.Context, c *client.Client) error {
+		state := cosiv1alpha1.NewStateClient(c.Conn())
+
+		resp, err := state.Get(ctx, &cosiv1alpha1.GetRequest{Namespace: "config", Type: "MachineConfigs.config.talos.dev", Id: "v1alpha1"})
+		if err != nil {
+			return err
+		}
+
+		var spec configpb.MachineConfigSpec
+		if err := proto.Unmarshal(resp.GetResource().GetSpec().GetProtoSpec(), &spec); err != nil {
+			return err
+		}
+
+		out, err := configpatcher.Apply(configpatcher.WithBytes(spec.GetYamlMarshalled()), patches)
+		if err != nil {
+			return err
+		}
+
+		data, err := out.Bytes()
+		if err != nil {
+			return err
+		}
+
+		_, err = c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_AUTO})
+
+		return err
+	})
+}
+
+// eachNode makes one call on each address with Talos's client, one node after the other, and
+// prints one JSON line per node.
+func eachNode(cfg *clientconfig.Config, addrs []string, name string, f func(context.Context, *client.Client) error) int {
+	rc := 0
+
+	for _, addr := range addrs {
+		r := result{Address: addr, Calls: []call{}}
+
+		func() {
+			c, err := client.New(context.Background(), client.WithConfig(cfg), client.WithEndpoints(addr))
+			if err != nil {
+				r.Error = err.Error()
+
+				return
+			}
+
+			defer c.Close() //nolint:errcheck
+
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+
+			t0 := time.Now()
+			err = f(ctx, c)
+			cl := call{Name: name, MS: float64(time.Since(t0).Microseconds()) / 1000, Code: status.Code(err).String()}
 
 			if err != nil {
 				cl.Error = status.Convert(err).Message()

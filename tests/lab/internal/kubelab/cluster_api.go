@@ -144,13 +144,24 @@ func kubeNode(c *SimCluster, n *SimNode, index int, now time.Time) KubeObject {
 		},
 	}
 
+	metadata := map[string]any{"name": n.Hostname, "labels": labels}
+	if c.Kubernetes != nil && c.Kubernetes.CNI == "flannel" {
+		// flannel's kube subnet manager annotates each Node it runs on; nothing removes the
+		// annotations when flannel goes (E7: the trace of a flannel that ran).
+		metadata["annotations"] = map[string]any{
+			"flannel.alpha.coreos.com/backend-type":        "vxlan",
+			"flannel.alpha.coreos.com/kube-subnet-manager": "true",
+			"flannel.alpha.coreos.com/public-ip":           n.Address,
+		}
+	}
+
 	return KubeObject{
 		What:       "node/" + n.Hostname,
 		Collection: Path("", "v1", "", "nodes", ""),
 		Name:       n.Hostname,
 		Object: map[string]any{
 			"apiVersion": "v1", "kind": "Node",
-			"metadata": map[string]any{"name": n.Hostname, "labels": labels},
+			"metadata": metadata,
 			"spec":     spec,
 		},
 		Status: status,

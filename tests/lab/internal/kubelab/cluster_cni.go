@@ -1,8 +1,14 @@
 package kubelab
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,9 +125,11 @@ func calicoObjects(nodes, ready int) []KubeObject {
 }
 
 // installCilium stands in for Ichor's ichor-cni Job on a cluster without a CNI (issue 13, "No
-// CNI"): once a TalosCluster with spec.cni.preset cilium names a sim cluster whose kubernetes block
-// says cni none, it creates the Cilium objects (the guide's, with spec.cni.cilium.values) and
-// makes every NotReady Node of that cluster Ready, as the agents starting would. Idempotent.
+// CNI"): once a TalosCluster with spec.cni.preset cilium names a sim cluster whose Kubernetes API
+// runs no CNI DaemonSet (the scenario's cni none, or flannel removed by E7's planned outage), it
+// creates the Cilium objects (the guide's, with spec.cni.cilium.values). The Cilium DaemonSet
+// then writes its CNI file on every node and the Nodes become Ready, as the agents starting would
+// (networkModel). Idempotent.
 func (c *Controller) installCilium(ctx context.Context, clusters []TalosCluster) error {
 	if c.Sim == nil {
 		return nil
@@ -134,14 +142,15 @@ func (c *Controller) installCilium(ctx context.Context, clusters []TalosCluster)
 		if name == "" {
 			name = tc.Metadata.Name
 		}
-		var sc *SimCluster
-		for i := range c.Sim.Clusters {
-			if c.Sim.Clusters[i].Name == name && c.Sim.Clusters[i].Kubernetes != nil &&
-				c.Sim.Clusters[i].Kubernetes.CNI == "none" {
-				sc = &c.Sim.Clusters[i]
-			}
+		sc := c.Sim.Cluster(name)
+		if sc == nil || sc.Kubernetes == nil {
+			continue
 		}
-		if sc == nil {
+		running, err := c.cniDaemonSets(ctx)
+		if err != nil {
+			return err
+		}
+		if len(running) > 0 {
 			continue
 		}
 		var values map[string]any
@@ -153,36 +162,195 @@ func (c *Controller) installCilium(ctx context.Context, clusters []TalosCluster)
 				return fmt.Errorf("cni stand-in: create %s: %w", o.What, err)
 			}
 		}
-		for _, n := range c.Sim.Nodes {
-			if n.Cluster != sc.Name || n.KubeNode != "notready" {
-				continue
-			}
-			var node struct {
-				Status struct {
-					Conditions []map[string]any `json:"conditions"`
-				} `json:"status"`
-			}
-			path := Path("", "v1", "", "nodes", n.Hostname)
-			if err := c.Kube.Get(ctx, path, &node); err != nil {
-				return fmt.Errorf("cni stand-in: node %s: %w", n.Hostname, err)
-			}
-			changed := false
-			ts := time.Now().UTC().Format(time.RFC3339)
-			for _, cond := range node.Status.Conditions {
-				if cond["type"] == "Ready" && cond["status"] != "True" {
-					cond["status"], cond["reason"], cond["message"] = "True", NodeReasonReady, "kubelet is posting ready status"
-					cond["lastTransitionTime"], cond["lastHeartbeatTime"] = ts, ts
-					changed = true
-				}
-			}
-			if !changed {
-				continue
-			}
-			if err := c.Kube.MergePatch(ctx, path+"/status", map[string]any{"status": map[string]any{"conditions": node.Status.Conditions}}, nil); err != nil {
-				return fmt.Errorf("cni stand-in: node %s status: %w", n.Hostname, err)
-			}
-			c.logOnce("cni/"+n.Hostname, "cni stand-in: Cilium installed, node "+n.Hostname+" Ready")
-		}
+		c.logOnce("cni/"+name, "cni stand-in: Cilium installed in cluster "+name)
 	}
 	return nil
+}
+
+// cniFiles: the file each CNI's DaemonSet in kube-system writes into /etc/cni/net.d of every
+// node, and whether it moves the others aside (Cilium's cni.exclusive, default true).
+var cniFiles = []struct {
+	daemonSet, file string
+	exclusive       bool
+}{
+	{"cilium", "05-cilium.conflist", true},
+	{"kube-flannel", "10-flannel.conflist", false},
+	{"calico-node", "10-calico.conflist", false},
+}
+
+// cniDaemonSets lists the CNI DaemonSets of kube-system that cniFiles knows.
+func (c *Controller) cniDaemonSets(ctx context.Context) ([]int, error) {
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := c.Kube.Get(ctx, Path("apps", "v1", "kube-system", "daemonsets", ""), &list); err != nil {
+		return nil, fmt.Errorf("cni: list daemonsets: %w", err)
+	}
+	var out []int
+	for i, f := range cniFiles {
+		for _, d := range list.Items {
+			if d.Metadata.Name == f.daemonSet {
+				out = append(out, i)
+			}
+		}
+	}
+	return out, nil
+}
+
+// simNodeState is what networkModel reads of a node from talos-sim's control API.
+type simNodeState struct {
+	Name            string   `json:"name"`
+	ScenarioCluster string   `json:"scenarioCluster"`
+	Mode            string   `json:"mode"`
+	Power           string   `json:"power"`
+	Hostname        string   `json:"hostname"`
+	CNIConfs        []string `json:"cniConfs"`
+	NetworkReady    bool     `json:"networkReady"`
+}
+
+// networkModel stands in for the CNI pods and the kubelets of the sim clusters whose Kubernetes
+// API the lab serves (docs/lab.md, "CNI files and Node readiness"): a CNI DaemonSet in kube-system
+// writes its file on every node that is up and lacks it, and each Node's Ready condition follows
+// a change of its node's network as containerd reports it (a CNI file in /etc/cni/net.d,
+// talos-sim's cni.go): when the network goes, a Ready Node becomes NotReady with the kubelet's
+// NetworkPluginNotReady message; when it comes, a Node NotReady for that reason becomes Ready. Only
+// changes count: the scenario's seeded Nodes stay as seeded until their node's network changes
+// (home-notready's NotReady Node runs flannel's file all along).
+func (c *Controller) networkModel(ctx context.Context) error {
+	if c.Sim == nil || c.Sim.Control == "" {
+		return nil
+	}
+	served := false
+	for _, sc := range c.Sim.Clusters {
+		served = served || (sc.Kubernetes != nil && sc.Kubernetes.Nodes)
+	}
+	if !served {
+		return nil
+	}
+	running, err := c.cniDaemonSets(ctx)
+	if err != nil {
+		return err
+	}
+	var nodes []simNodeState
+	if err := simControl(ctx, http.MethodGet, c.Sim.Control+"/nodes", nil, &nodes); err != nil {
+		return fmt.Errorf("cni: talos-sim nodes: %w", err)
+	}
+	for _, n := range nodes {
+		sc := c.Sim.Cluster(n.ScenarioCluster)
+		if sc == nil || sc.Kubernetes == nil || !sc.Kubernetes.Nodes || n.Mode != "configured" || n.Power != "up" {
+			continue
+		}
+		for _, i := range running {
+			f := cniFiles[i]
+			if slices.Contains(n.CNIConfs, f.file) {
+				continue
+			}
+			var st simNodeState
+			body := map[string]any{"write": f.file, "exclusive": f.exclusive}
+			if err := simControl(ctx, http.MethodPost, c.Sim.Control+"/nodes/"+n.Name+"/cni", body, &st); err != nil {
+				return fmt.Errorf("cni: %s writes %s on %s: %w", f.daemonSet, f.file, n.Name, err)
+			}
+			n = st
+			c.logOnce("cni-file/"+n.Name+"/"+f.file, fmt.Sprintf("cni: %s wrote %s on %s", f.daemonSet, f.file, n.Name))
+		}
+		c.mu.Lock()
+		if c.network == nil {
+			c.network = map[string]bool{}
+		}
+		last, seen := c.network[n.Name]
+		if !seen {
+			c.network[n.Name] = n.NetworkReady
+		}
+		c.mu.Unlock()
+		if !seen || last == n.NetworkReady {
+			continue
+		}
+		if err := c.nodeNetwork(ctx, n); err != nil {
+			return err // the change is seen again next pass
+		}
+		c.mu.Lock()
+		c.network[n.Name] = n.NetworkReady
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// nodeNetwork sets the Ready condition of n's Node from n's network, as its kubelet would.
+func (c *Controller) nodeNetwork(ctx context.Context, n simNodeState) error {
+	var node struct {
+		Status struct {
+			Conditions []map[string]any `json:"conditions"`
+		} `json:"status"`
+	}
+	path := Path("", "v1", "", "nodes", n.Hostname)
+	if err := c.Kube.Get(ctx, path, &node); err != nil {
+		if IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("cni: node %s: %w", n.Hostname, err)
+	}
+	changed := false
+	ts := time.Now().UTC().Format(time.RFC3339)
+	for _, cond := range node.Status.Conditions {
+		if cond["type"] != "Ready" {
+			continue
+		}
+		msg, _ := cond["message"].(string)
+		switch {
+		case cond["status"] == "True" && !n.NetworkReady:
+			cond["status"], cond["reason"], cond["message"] = "False", NodeReasonNotReady, NodeNotReadyMsg
+			c.logOnce("cni/"+n.Hostname, "cni: node "+n.Hostname+" NotReady: no CNI configuration")
+		case cond["status"] != "True" && n.NetworkReady && strings.Contains(msg, "NetworkPluginNotReady"):
+			cond["status"], cond["reason"], cond["message"] = "True", NodeReasonReady, "kubelet is posting ready status"
+			c.logOnce("cni/"+n.Hostname, "cni: node "+n.Hostname+" Ready: "+strings.Join(n.CNIConfs, ", "))
+		default:
+			continue
+		}
+		cond["lastTransitionTime"], cond["lastHeartbeatTime"] = ts, ts
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	patch := map[string]any{"status": map[string]any{"conditions": node.Status.Conditions}}
+	if err := c.Kube.MergePatch(ctx, path+"/status", patch, nil); err != nil {
+		return fmt.Errorf("cni: node %s status: %w", n.Hostname, err)
+	}
+	return nil
+}
+
+// simControl calls talos-sim's control API (loopback), bounded.
+func simControl(ctx context.Context, method, url string, body, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close() //nolint:errcheck
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, strings.TrimSpace(string(data)))
+	}
+	return json.Unmarshal(data, out)
 }

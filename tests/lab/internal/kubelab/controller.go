@@ -62,8 +62,9 @@ type Controller struct {
 	Provisioner *Provisioner  // optional: provisions approved machines in maintenance mode (provision.go)
 	Discovery   *Discovery    // optional: refreshes pending machines, as Ichor's discovery (discovery.go)
 
-	mu   sync.Mutex
-	last map[string]string // machine → last logged outcome
+	mu      sync.Mutex
+	last    map[string]string // machine → last logged outcome
+	network map[string]bool   // sim node → its network as last seen (networkModel)
 }
 
 // DefaultTalosPort is the Talos API port (apid).
@@ -82,6 +83,7 @@ func (c *Controller) Pass(ctx context.Context) error {
 	if err := c.installCilium(ctx, clusters.Items); err != nil {
 		return err
 	}
+	netErr := c.networkModel(ctx) // reported with the machines' errors; it does not stop them
 	env := &passEnv{c: c, clusters: map[string]*TalosCluster{}, bundles: map[string]bundleResult{}}
 	for i := range clusters.Items {
 		env.clusters[clusters.Items[i].Metadata.Name] = &clusters.Items[i]
@@ -103,7 +105,7 @@ func (c *Controller) Pass(ctx context.Context) error {
 		}(i)
 	}
 	wg.Wait()
-	return errors.Join(append(errs, c.refreshPending(ctx, machines.Items, env.clusters))...)
+	return errors.Join(append(errs, netErr, c.refreshPending(ctx, machines.Items, env.clusters))...)
 }
 
 // passEnv caches, for one pass, the clusters and their bundles.

@@ -30,6 +30,7 @@ func (s *Sim) controlHandler() http.Handler {
 	mux.HandleFunc("POST /nodes/{name}/config", s.withNode(s.handleConfigPatch))
 	mux.HandleFunc("GET /nodes/{name}/config", s.withNode(s.handleGetConfig))
 	mux.HandleFunc("POST /nodes/{name}/mode", s.withNode(s.handleMode))
+	mux.HandleFunc("POST /nodes/{name}/cni", s.withNode(s.handleCNI))
 	mux.HandleFunc("GET /clusters", s.handleClusters)
 	mux.HandleFunc("POST /clusters/{name}/etcd", s.handleClusterEtcd)
 

@@ -74,6 +74,7 @@ type Node struct {
 	tlsPtr        atomic.Pointer[tls.Config] // read by TLS handshakes without Sim.mu
 	forwardTLS    *tls.Config                // nil when the node cannot forward (workers, maintenance)
 	maint         *maintenanceCert
+	cniConfs      []string // /etc/cni/net.d (cni.go)
 }
 
 // ResetStatus is the outcome of the last Reset call, for the control API.
@@ -164,6 +165,7 @@ func (n *Node) prepareBootLocked() error {
 	n.bootTime = time.Now()
 	n.etcdStopped = false
 	n.bootErr = ""
+	n.bootCNIConfsLocked()
 
 	if err := n.issueCertsLocked(); err != nil {
 		n.bootErr = err.Error()
@@ -513,6 +515,10 @@ type NodeState struct {
 	BootTime               string       `json:"bootTime"`
 	BootError              string       `json:"bootError,omitempty"`
 	Calls                  int          `json:"calls"`
+	// CNIConfs: the files in /etc/cni/net.d (cni.go); NetworkReady: whether containerd would
+	// report the network ready with them.
+	CNIConfs     []string `json:"cniConfs"`
+	NetworkReady bool     `json:"networkReady"`
 }
 
 func (n *Node) stateLocked() NodeState {
@@ -552,6 +558,8 @@ func (n *Node) stateLocked() NodeState {
 		BootTime:        n.bootTime.UTC().Format(time.RFC3339Nano),
 		BootError:       n.bootErr,
 		Calls:           len(n.calls),
+		CNIConfs:        slices.Clone(n.cniConfs),
+		NetworkReady:    NetworkReady(n.cniConfs),
 	}
 
 	if n.cluster != nil {

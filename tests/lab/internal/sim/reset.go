@@ -236,6 +236,7 @@ func (n *Node) applyWipeLocked(labels []string, wholeDisk bool) {
 
 	if ephemeralWiped {
 		n.memberID = 0
+		n.cniConfs = nil // /etc/cni is an overlay on EPHEMERAL before Talos 1.14 (cni.go)
 	}
 
 	if wholeDisk {

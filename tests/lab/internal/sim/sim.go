@@ -267,6 +267,7 @@ func (s *Sim) prepareNode(ns NodeSpec) (*Node, error) {
 		n.facts = facts
 		n.configVersion = 1
 		n.cluster = c
+		n.initialCNIConfsLocked(c)
 	}
 
 	return n, nil
