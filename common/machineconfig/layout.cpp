@@ -108,7 +108,7 @@ const std::vector<Document> k_documents = {
      .fields = {{"hostDNS", "machine.features.hostDNS"}, {"", "documents.ResolverConfig"}}},
     {.kind = "KubeAPIServerConfig",
      .fields = {{"image", "cluster.apiServer.image"},
-                {"certSANs", "cluster.apiServer.certSANs"},
+                {"certExtraSANs", "cluster.apiServer.certSANs"}, // machinery v1.14.1 types/k8s
                 {"extraArgs", "cluster.apiServer.extraArgs"},
                 {"", "documents.KubeAPIServerConfig"}}},
     {.kind = "KubeControllerManagerConfig",

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 using namespace ichor;
 using doc::Value;
@@ -144,6 +145,56 @@ TEST_CASE("a node Talos configured at contract 1.14 against the render at 1.14 h
         CHECK(classes(a).empty());
         CHECK(a.capture.empty());
     }
+}
+
+TEST_CASE("at contract 1.14 a capture goes into the document Talos holds the fact in", "[drift]") {
+    // Talos 1.14 refuses v1alpha1's cluster.network or cluster.apiServer beside KubeNetworkConfig
+    // or KubeAPIServerConfig (their V1Alpha1ConflictValidate), so the capture patches those
+    // documents; a fact no rendered document holds (a sysctl) stays in v1alpha1.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto live = fx.live("cp-1.14");
+    REQUIRE(render::apply_patch_text(live, R"(apiVersion: v1alpha1
+kind: KubeNetworkConfig
+podSubnets: [10.100.0.0/16]
+---
+apiVersion: v1alpha1
+kind: KubeAPIServerConfig
+certExtraSANs: [api.example.com]
+---
+machine:
+  sysctls: {net.core.somaxconn: "65535"}
+)",
+                                     "node")
+                .ok());
+    render::Input in{&prod,  &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.14", {}};
+    auto a = analyze(live, in);
+    CHECK(classes(a) ==
+          std::map<std::string, std::string>{{"cluster.network.podSubnets", "A:PodSubnets"},
+                                             {"cluster.apiServer.certSANs", "A:APIServerCertSANs"},
+                                             {"machine.sysctls.net.core.somaxconn", "A:Sysctl"}});
+    CHECK(a.capture_error.empty());
+    auto capture = doc::parse_documents(a.capture, "capture");
+    REQUIRE(capture.ok());
+    std::set<std::string> kinds;
+    for (const auto& d : *capture) {
+        if (d.contains("kind")) {
+            kinds.insert(d["kind"].get<std::string>());
+        } else {
+            CHECK_FALSE(doc::find_path(d, "cluster.network"));
+            CHECK_FALSE(doc::find_path(d, "cluster.apiServer"));
+        }
+    }
+    CHECK(kinds == std::set<std::string>{"KubeAPIServerConfig", "KubeNetworkConfig"});
+    // Rendered again with the capture: the v1alpha1 document holds neither section.
+    auto again = rerender_of(in)(a.capture);
+    REQUIRE(again.ok());
+    CHECK_FALSE(doc::find_path((*again)[0], "cluster.network"));
+    CHECK_FALSE(doc::find_path((*again)[0], "cluster.apiServer"));
+    const Value* sysctls = doc::find_path((*again)[0], "machine.sysctls");
+    REQUIRE(sysctls != nullptr);
+    CHECK(sysctls->contains("net.core.somaxconn"));
 }
 
 TEST_CASE("a node of Talos's own contract 1.14 differs only by contract defaults", "[drift]") {
