@@ -92,13 +92,12 @@ int main(int argc, char** argv) {
     auto live = machineconfig::digest_secrets(*rendered);
     size_t size = doc::to_yaml_stream(live).size();
     // As stages::plan renders again: the patched documents plus the capture.
-    auto patched = render::render_patched(in);
     auto rerender = [&](const std::string& text) -> Result<std::vector<Value>> {
-        std::vector<Value> docs = *patched;
+        std::vector<Value> docs = *rendered;
         if (auto st = render::apply_patch_text(docs, text, "capture"); !st) {
             return st.error();
         }
-        return render::finish(std::move(docs), in);
+        return docs;
     };
     drift::Analysis last;
     double equal = median_ms(runs, [&] { last = drift::analyze(live, *rendered, {}, rerender); });

@@ -2,8 +2,11 @@
 
 #include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
+#include "common/util/strings.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ichor::drift {
@@ -100,6 +103,50 @@ Value registry_document(const std::vector<std::string>& path, const Value& fact)
     return docs.empty() ? Value() : std::move(docs.front());
 }
 
+// Where a typed document of the render holds a v1alpha1 fact: from contract 1.14 Talos writes
+// the Kubernetes settings (KubeNetworkConfig, KubeAPIServerConfig, ...) as documents, and
+// refuses the same setting in v1alpha1 beside them, so a capture of such a fact goes into the
+// document. The document, its field's keys and whether the row's codec applies (the fact is the
+// row's whole field), from the layout table's longest row that names the path or a mapping above
+// it; nullopt when the render writes no such document (the fact stays in v1alpha1).
+struct TypedHome {
+    const layout::Document* document;
+    const layout::Field* field;
+    std::vector<std::string> keys;
+    bool whole;
+};
+
+std::optional<TypedHome> typed_home(const std::vector<std::string>& path,
+                                    const std::set<std::string>& kinds) {
+    std::optional<TypedHome> best;
+    size_t best_len = 0;
+    for (const auto& r : layout::rows()) {
+        if (r.document->since != layout::Since::V1_14 ||
+            kinds.count(std::string(r.document->kind)) == 0 ||
+            r.field->v1alpha1.find('{') != std::string_view::npos ||
+            r.field->v1alpha1.find("[]") != std::string_view::npos) {
+            continue;
+        }
+        std::vector<std::string> row = layout::keys_of(*r.field, {});
+        if (row.size() > path.size() || !std::equal(row.begin(), row.end(), path.begin()) ||
+            row.size() <= best_len ||
+            (row.size() < path.size() && r.field->codec != layout::Codec::Same)) {
+            continue;
+        }
+        std::vector<std::string> keys;
+        if (!r.field->field.empty()) {
+            keys = util::split(r.field->field, '.');
+        }
+        keys.insert(keys.end(), path.begin() + static_cast<long>(row.size()), path.end());
+        if (keys.empty()) {
+            continue;
+        }
+        best = TypedHome{r.document, r.field, std::move(keys), row.size() == path.size()};
+        best_len = row.size();
+    }
+    return best;
+}
+
 bool overlaps(const std::string& a, const std::string& b) {
     auto under = [](const std::string& x, const std::string& y) {
         return x.size() > y.size() && x.starts_with(y) && x[y.size()] == '.';
@@ -110,10 +157,30 @@ bool overlaps(const std::string& a, const std::string& b) {
 } // namespace
 
 std::string capture_patch(const std::vector<Change>& changes, const Value& live_facts,
-                          const Value& rendered_facts) {
+                          const Value& rendered_facts, const std::vector<Value>& rendered) {
     Value deletes = Value::object();
     Value sets = Value::object();
     std::set<std::pair<std::string, std::string>> registries;
+    std::set<std::string> kinds;
+    for (const auto& d : rendered) {
+        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
+            kinds.insert(d["kind"].get<std::string>());
+        }
+    }
+    std::map<std::string, Value> typed_deletes; // by kind, in the typed document's fields
+    std::map<std::string, Value> typed_sets;
+    auto typed_of = [](std::map<std::string, Value>& by_kind, const layout::Document& d) -> Value& {
+        Value& doc = by_kind[std::string(d.kind)];
+        if (doc.is_null()) {
+            doc = Value::object();
+            doc["apiVersion"] = "v1alpha1";
+            doc["kind"] = std::string(d.kind);
+            if (!d.name.empty()) {
+                doc["name"] = std::string(d.name);
+            }
+        }
+        return doc;
+    };
     for (const auto& c : changes) {
         if (auto reg = registry_doc(c.path); !reg.first.empty()) {
             registries.insert(reg);
@@ -121,17 +188,34 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
         }
         bool list = c.current.is_array() || c.proposed.is_array();
         bool shape = c.current.is_object() != c.proposed.is_object();
-        if (!c.proposed.is_null() && (c.current.is_null() || list || shape)) {
+        bool remove = !c.proposed.is_null() && (c.current.is_null() || list || shape);
+        const Value* live = find(live_facts, c.path, c.path.size());
+        Value value =
+            c.current.is_null() ? Value() : without_secrets(live != nullptr ? *live : c.current);
+        if (auto home = typed_home(c.path, kinds)) {
+            if (remove) {
+                at(typed_of(typed_deletes, *home->document), home->keys, home->keys.size()) =
+                    delete_marker();
+            }
+            if (!value.is_null()) {
+                at(typed_of(typed_sets, *home->document), home->keys, home->keys.size()) =
+                    home->whole ? layout::encode(home->field->codec, value) : value;
+            }
+            continue;
+        }
+        if (remove) {
             at(deletes, c.path, c.path.size()) = delete_marker();
         }
-        if (!c.current.is_null()) {
-            const Value* live = find(live_facts, c.path, c.path.size());
-            at(sets, c.path, c.path.size()) = without_secrets(live != nullptr ? *live : c.current);
+        if (!value.is_null()) {
+            at(sets, c.path, c.path.size()) = std::move(value);
         }
     }
     std::vector<Value> docs;
     if (!deletes.empty()) {
         docs.push_back(std::move(deletes));
+    }
+    for (auto& [kind, d] : typed_deletes) {
+        docs.push_back(std::move(d));
     }
     std::vector<Value> reg_sets;
     for (const auto& [kind, host] : registries) {
@@ -152,6 +236,9 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
     }
     if (!sets.empty()) {
         docs.push_back(std::move(sets));
+    }
+    for (auto& [kind, d] : typed_sets) {
+        docs.push_back(std::move(d));
     }
     for (auto& d : reg_sets) {
         docs.push_back(std::move(d));
@@ -178,7 +265,7 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
     if (captured.empty()) {
         return a;
     }
-    a.capture = capture_patch(captured, live_facts, rendered_facts);
+    a.capture = capture_patch(captured, live_facts, rendered_facts, rendered);
 
     // Render again with the capture: on the captured paths the result must be the node's, and
     // nothing else may move.

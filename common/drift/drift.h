@@ -39,8 +39,13 @@ Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Val
 // The machine-layer patch that turns `rendered_facts` into `live_facts` on the given class A
 // changes: a changed list or a value the node lacks is deleted (`$patch: delete`) and then set,
 // as Talos's merge needs; registry mirrors and registry configuration become the Registry*Config
-// documents of contracts 1.12 and later. Secret values are never written. Empty when `changes` is.
+// documents of contracts 1.12 and later. A fact that a typed document of `rendered` (the render's
+// documents) holds by the layout table goes into that document, as Talos's own contract 1.14
+// holds the Kubernetes settings (KubeNetworkConfig's podSubnets, KubeAPIServerConfig's
+// certExtraSANs, ...): Talos refuses the v1alpha1 field beside such a document. Secret values are
+// never written. Empty when `changes` is.
 std::string capture_patch(const std::vector<Change>& changes, const doc::Value& live_facts,
-                          const doc::Value& rendered_facts);
+                          const doc::Value& rendered_facts,
+                          const std::vector<doc::Value>& rendered = {});
 
 } // namespace ichor::drift

@@ -204,8 +204,8 @@ Value normalize(const std::vector<Value>& documents) {
         }
     }
     // Talos's own contract 1.14 (its Kubernetes settings in documents, KubeletConfig among them)
-    // names its CNI by a KubeFlannelCNIConfig document: none means no CNI. Before it (and in the
-    // lab's layout14) an unset CNI is Talos's default, flannel.
+    // names its CNI by a KubeFlannelCNIConfig document: none means no CNI. Before it an unset CNI
+    // is Talos's default, flannel.
     bool multidoc_kubernetes = false;
     for (const auto& d : documents) {
         multidoc_kubernetes =

@@ -10,16 +10,15 @@ using doc::Value;
 
 namespace {
 
-// The 1.14 documents follow the lab's approximation (tests/lab/internal/sim/layout14.go,
-// docs/lab.md); the rest are what drift reads from a node (docs/drift-rules.md).
+// The v1.14 documents as machinery v1.14.1 names their fields (config/types); the 1.14 render
+// writes them as Talos's generator does (render.cpp), drift reads them from a node
+// (docs/drift-rules.md).
 const std::vector<Document> k_documents = {
     {.kind = "DiscoveryIdentityConfig",
-     .fields = {{"clusterID", "cluster.id"}, {"clusterSecret", "cluster.secret"}},
-     .layout14 = true},
+     .fields = {{"clusterID", "cluster.id"}, {"clusterSecret", "cluster.secret"}}},
     {.kind = "DiscoveryServiceConfig",
      .fields = {{"endpoint", "cluster.discovery.registries.service.endpoint", Codec::Same,
                  "https://discovery.talos.dev/"}},
-     .layout14 = true,
      .name = "default",
      .due = "cluster.discovery",
      .moves = "cluster.discovery", // the Kubernetes registry too: v1.14 removed it
@@ -27,37 +26,31 @@ const std::vector<Document> k_documents = {
      .unless = "cluster.discovery.registries.service.disabled"},
     {.kind = "KubeClusterConfig",
      .fields = {{"clusterName", "cluster.clusterName"},
-                {"endpoint", "cluster.controlPlane.endpoint", Codec::Url}},
-     .layout14 = true},
+                {"endpoint", "cluster.controlPlane.endpoint", Codec::Url}}},
     {.kind = "KubeAPIServerCAConfig",
      .fields = {{"issuingCA.cert", "cluster.ca.crt", Codec::Pem},
                 {"issuingCA.key", "cluster.ca.key", Codec::PemKey},
                 {"acceptedCAs", "cluster.acceptedCAs", Codec::PemList}},
-     .layout14 = true,
      .due = "cluster.ca",
      .moves = "cluster.ca"},
     {.kind = "KubeAggregatorCAConfig",
      .fields = {{"issuingCA.cert", "cluster.aggregatorCA.crt", Codec::Pem},
                 {"issuingCA.key", "cluster.aggregatorCA.key", Codec::PemKey}},
-     .layout14 = true,
      .due = "cluster.aggregatorCA",
      .moves = "cluster.aggregatorCA"},
     {.kind = "KubeServiceAccountConfig",
      .fields = {{"issuer.privateKey", "cluster.serviceAccount.key", Codec::Pem}},
-     .layout14 = true,
      .moves = "cluster.serviceAccount"},
-    // One document per secret, as the lab writes them; Talos uses one of the two.
+    // Two rows, one per secret, each read from the EncryptionConfiguration's provider keys
+    // (codec.h); Talos 1.14 writes one document holding the secrets it has.
     {.kind = "KubeEtcdEncryptionConfig",
-     .fields = {{"config", "cluster.secretboxEncryptionSecret", Codec::Secretbox}},
-     .layout14 = true},
+     .fields = {{"config", "cluster.secretboxEncryptionSecret", Codec::Secretbox}}},
     {.kind = "KubeEtcdEncryptionConfig",
-     .fields = {{"config", "cluster.aescbcEncryptionSecret", Codec::Aescbc}},
-     .layout14 = true},
+     .fields = {{"config", "cluster.aescbcEncryptionSecret", Codec::Aescbc}}},
     {.kind = "KubeNetworkConfig",
      .fields = {{"dnsDomain", "cluster.network.dnsDomain"},
                 {"podSubnets", "cluster.network.podSubnets"},
                 {"serviceSubnets", "cluster.network.serviceSubnets"}},
-     .layout14 = true,
      .due = "cluster.network"},
     {.kind = "KubeFlannelCNIConfig",
      .fields = {},
@@ -67,31 +60,29 @@ const std::vector<Document> k_documents = {
     {.kind = "KubeInlineManifestConfig",
      .fields = {{"name", "cluster.inlineManifests[].name"},
                 {"manifest", "cluster.inlineManifests[].contents"}}},
-    // The lab keeps an install with a v1alpha1 diskSelector (no CEL) in v1alpha1, and moves
-    // nothing of machine.install but the installer image, the disk and wipe.
+    // An install with a v1alpha1 diskSelector (no CEL) stays in v1alpha1, and nothing of
+    // machine.install moves but the installer image, the disk and wipe (the document holds no
+    // more).
     {.kind = "UnattendedInstallConfig",
      .fields = {{"installer.image", "machine.install.image"},
                 {"provisioning.wipe", "machine.install.wipe"},
                 {"provisioning.diskSelector.match", "machine.install.disk", Codec::DevPath},
                 {"provisioning.diskSelector.match", "machine.install.diskSelector.match",
                  Codec::Cel}},
-     .layout14 = true,
      .due = "machine.install",
      .moves = "machine.install",
      .stays_if = "machine.install.diskSelector"},
-    {.kind = "SysctlConfig", .fields = {{"params", "machine.sysctls"}}, .layout14 = true},
+    {.kind = "SysctlConfig", .fields = {{"params", "machine.sysctls"}}},
     {.kind = "KernelModuleConfig",
      .fields = {{"name", "machine.kernel.modules[].name"},
                 {"parameters", "machine.kernel.modules[].parameters"}}},
     {.kind = "KubePrismConfig",
      .fields = {{"port", "machine.features.kubePrism.port", Codec::Same, "7445"}},
-     .layout14 = true,
      .due = "machine.features.kubePrism",
      .moves = "machine.features.kubePrism",
      .implies = {"machine.features.kubePrism.enabled", "true"}},
-    // Talos's own contract 1.14 (machinery v1.14.1, tests/golden/render/talos14/) writes these
-    // too; the lab's layout14 does not, so they are read from a node only. What has no v1alpha1
-    // field stays under documents.<Kind> (the body row), where a node's unknown documents go.
+    // What has no v1alpha1 field stays under documents.<Kind> (the body row), where a node's
+    // unknown documents go.
     {.kind = "KubeletConfig",
      .fields = {{"image", "machine.kubelet.image"},
                 {"defaultRuntimeSeccompProfileEnabled",
@@ -108,7 +99,7 @@ const std::vector<Document> k_documents = {
      .fields = {{"hostDNS", "machine.features.hostDNS"}, {"", "documents.ResolverConfig"}}},
     {.kind = "KubeAPIServerConfig",
      .fields = {{"image", "cluster.apiServer.image"},
-                {"certSANs", "cluster.apiServer.certSANs"},
+                {"certExtraSANs", "cluster.apiServer.certSANs"}, // machinery v1.14.1 types/k8s
                 {"extraArgs", "cluster.apiServer.extraArgs"},
                 {"", "documents.KubeAPIServerConfig"}}},
     {.kind = "KubeControllerManagerConfig",

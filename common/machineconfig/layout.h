@@ -40,7 +40,6 @@ struct Document {
     std::string_view kind;
     std::vector<Field> fields;
     Since since = Since::V1_14;
-    bool layout14 = false;          // the 1.14 render moves its fields (the lab's layout14)
     std::string_view name = {};     // the name the document is written with, when it has one
     std::string_view due = {};      // v1alpha1 path whose presence makes the document due; empty:
                                     // any of its fields (or `implies`, when it has no fields)

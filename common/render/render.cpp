@@ -176,6 +176,225 @@ std::vector<Value> mirror_documents(const Value& mirrors) {
         v1, [](const layout::Document& d) { return d.since == layout::Since::V1_12; });
 }
 
+// --- contract 1.14 -----------------------------------------------------------------------------
+
+// A typed document of the v1alpha1 API: apiVersion, kind and, when given, name.
+Value typed(const char* kind, const char* name = nullptr) {
+    Value d = Value::object();
+    d["apiVersion"] = "v1alpha1";
+    d["kind"] = kind;
+    if (name != nullptr) {
+        d["name"] = name;
+    }
+    return d;
+}
+
+// The typed documents hold PEM text where v1alpha1 holds base64 of it; Talos writes the bundle's
+// PEM as it is, final newline included.
+std::string pem(const std::string& base64) {
+    auto decoded = util::base64_decode(base64);
+    return decoded ? *decoded : base64;
+}
+
+Value issuing_ca(const bundle::CertAndKey& ck) {
+    return Value{{"cert", pem(ck.crt)}, {"key", pem(ck.key)}};
+}
+
+// The EncryptionConfiguration of KubeEtcdEncryptionConfig: Talos names the secretbox key `key2`
+// and writes an aescbc secret as a secretbox key `key1`, so that a configuration regenerated at
+// 1.14 decrypts what the legacy path encrypted (config/generate/kubernetes.go).
+Value etcd_encryption(const bundle::Bundle& b) {
+    Value providers = Value::array();
+    for (auto [secret, name] : {std::pair{&b.secretbox_encryption_secret, "key2"},
+                                std::pair{&b.aescbc_encryption_secret, "key1"}}) {
+        if (!secret->empty()) {
+            Value key = Value{{"name", name}, {"secret", *secret}};
+            providers.push_back(Value{{"secretbox", Value{{"keys", Value::array({key})}}}});
+        }
+    }
+    Value res = Value::object();
+    res["providers"] = std::move(providers);
+    res["resources"] = Value::array({"secrets"});
+    return Value{{"resources", Value::array({std::move(res)})}};
+}
+
+// The v1alpha1 document at 1.14: what no typed document holds.
+Value v1alpha1_14(const Input& in, bool cp) {
+    const bundle::Bundle& b = *in.bundle;
+    Value m = Value::object();
+    m["type"] = cp ? "controlplane" : "worker";
+    m["token"] = b.trustd_token;
+    m["ca"] = cert_and_key(b.os, cp);
+    m["certSANs"] = Value::array();
+    m["features"] = Value{{"diskQuotaSupport", true}};
+    Value cl = Value::object();
+    cl["token"] = b.bootstrap_token;
+    if (cp) {
+        cl["etcd"] = Value{{"ca", cert_and_key(b.etcd, true)}};
+    }
+    Value v1 = Value::object();
+    v1["version"] = "v1alpha1";
+    v1["debug"] = false;
+    v1["persist"] = true;
+    v1["machine"] = std::move(m);
+    v1["cluster"] = std::move(cl);
+    return v1;
+}
+
+// The documents every role gets (config/generate worker.go and init.go, up to the Kubernetes
+// ones), with the registry mirrors where the generator puts them.
+void machine_documents_14(std::vector<Value>& docs, const Input& in) {
+    const bundle::Bundle& b = *in.bundle;
+    Value disc = typed("DiscoveryServiceConfig", "default");
+    disc["endpoint"] = "https://discovery.talos.dev/";
+    docs.push_back(std::move(disc));
+    Value id = typed("DiscoveryIdentityConfig");
+    id["clusterID"] = b.cluster_id;
+    id["clusterSecret"] = b.cluster_secret;
+    docs.push_back(std::move(id));
+    if (!in.install.disk.empty()) { // the document needs a disk selector
+        Value inst = typed("UnattendedInstallConfig");
+        inst["installer"] = Value{{"image", in.install.image}};
+        inst["provisioning"] = Value{
+            {"diskSelector", Value{{"match", "disk.dev_path == \"" + in.install.disk + "\""}}},
+            {"wipe", in.install.wipe}};
+        docs.push_back(std::move(inst));
+    }
+    Value resolver = typed("ResolverConfig");
+    resolver["hostDNS"] = Value{{"enabled", true}, {"forwardKubeDNSToHost", true}};
+    docs.push_back(std::move(resolver));
+    Value ephemeral = typed("VolumeConfig", "EPHEMERAL");
+    ephemeral["mount"] = Value{{"secure", true}};
+    docs.push_back(std::move(ephemeral));
+    Value trim = typed("FilesystemTrimConfig");
+    trim["interval"] = "168h0m0s";
+    docs.push_back(std::move(trim));
+    Value security = typed("SecurityProfileConfig");
+    security["workloadIsolation"] = true;
+    docs.push_back(std::move(security));
+    for (auto& d : mirror_documents(in.cluster->registry_mirrors)) {
+        docs.push_back(std::move(d));
+    }
+    Value hostname = typed("HostnameConfig");
+    hostname["auto"] = "stable";
+    docs.push_back(std::move(hostname));
+}
+
+// generateKubernetesUniversalConfigs of config/generate/kubernetes.go.
+void kubernetes_documents_14(std::vector<Value>& docs, const Input& in, bool cp) {
+    const ClusterSpec& c = *in.cluster;
+    const std::string& k8s = c.kubernetes_version;
+    Value cluster = typed("KubeClusterConfig");
+    cluster["clusterName"] = c.cluster_name;
+    cluster["endpoint"] = c.endpoint;
+    docs.push_back(std::move(cluster));
+    Value node = typed("KubeNodeConfig");
+    if (cp) {
+        node["labels"] = Value{{"node-role.kubernetes.io/control-plane", ""},
+                               {"node.kubernetes.io/exclude-from-external-load-balancers", ""}};
+        node["taints"] = Value{{"node-role.kubernetes.io/control-plane", "NoSchedule"}};
+    }
+    docs.push_back(std::move(node));
+    Value kubelet = typed("KubeletConfig");
+    kubelet["image"] = image("ghcr.io/siderolabs/kubelet", k8s);
+    kubelet["defaultRuntimeSeccompProfileEnabled"] = true;
+    docs.push_back(std::move(kubelet));
+    Value net = typed("KubeNetworkConfig");
+    net["dnsDomain"] = "cluster.local";
+    net["podSubnets"] =
+        c.pod_subnets.empty() ? Value::array({"10.244.0.0/16"}) : Value(c.pod_subnets);
+    net["serviceSubnets"] =
+        c.service_subnets.empty() ? Value::array({"10.96.0.0/12"}) : Value(c.service_subnets);
+    docs.push_back(std::move(net));
+    Value ca = typed("KubeAPIServerCAConfig");
+    if (cp) {
+        ca["issuingCA"] = issuing_ca(in.bundle->k8s);
+    } else {
+        ca["acceptedCAs"] = Value::array({pem(in.bundle->k8s.crt)}); // trust, no key
+    }
+    docs.push_back(std::move(ca));
+    Value prism = typed("KubePrismConfig");
+    prism["port"] = 7445;
+    docs.push_back(std::move(prism));
+}
+
+// generateKubernetesControlplaneConfigs of config/generate/kubernetes.go, with Ichor's CNI and
+// kube-proxy settings: no KubeFlannelCNIConfig for presets cilium and none (from 1.14 the CNI
+// is that document), kube-proxy disabled under Ichor's Cilium.
+void control_plane_documents_14(std::vector<Value>& docs, const Input& in) {
+    const bundle::Bundle& b = *in.bundle;
+    const ClusterSpec& c = *in.cluster;
+    const std::string& k8s = c.kubernetes_version;
+    Value aggregator = typed("KubeAggregatorCAConfig");
+    aggregator["issuingCA"] = issuing_ca(b.k8s_aggregator);
+    docs.push_back(std::move(aggregator));
+    for (auto& plugin : pod_security()) {
+        Value admission = typed("KubeAdmissionControlConfig");
+        admission["name"] = plugin["name"];
+        admission["configuration"] = plugin["configuration"];
+        docs.push_back(std::move(admission));
+    }
+    Value audit = typed("KubeAuditPolicyConfig");
+    audit["configuration"] = audit_policy();
+    docs.push_back(std::move(audit));
+    Value authn = typed("KubeAuthenticationConfig");
+    Value conditions = Value::array();
+    for (const char* path : {"/livez", "/readyz", "/healthz"}) {
+        conditions.push_back(Value{{"path", path}});
+    }
+    authn["configuration"] =
+        Value{{"anonymous", Value{{"conditions", std::move(conditions)}, {"enabled", true}}},
+              {"jwt", Value::array()}};
+    docs.push_back(std::move(authn));
+    for (auto [name, type] : {std::pair{"node", "Node"}, std::pair{"rbac", "RBAC"}}) {
+        Value authz = typed("KubeAuthorizerConfig", name);
+        authz["type"] = type;
+        docs.push_back(std::move(authz));
+    }
+    Value encryption = typed("KubeEtcdEncryptionConfig");
+    encryption["config"] = etcd_encryption(b);
+    docs.push_back(std::move(encryption));
+    Value sa = typed("KubeServiceAccountConfig");
+    sa["issuer"] = Value{{"privateKey", pem(b.k8s_service_account.key)}, {"issuerURL", c.endpoint}};
+    docs.push_back(std::move(sa));
+    Value api = typed("KubeAPIServerConfig");
+    api["image"] = image("registry.k8s.io/kube-apiserver", k8s);
+    docs.push_back(std::move(api));
+    Value cm = typed("KubeControllerManagerConfig");
+    cm["image"] = image("registry.k8s.io/kube-controller-manager", k8s);
+    docs.push_back(std::move(cm));
+    Value sched = typed("KubeSchedulerConfig");
+    sched["image"] = image("registry.k8s.io/kube-scheduler", k8s);
+    docs.push_back(std::move(sched));
+    Value proxy = typed("KubeProxyConfig");
+    if (c.cni_preset == "cilium") {
+        proxy["enabled"] = false; // Cilium replaces kube-proxy
+    }
+    proxy["image"] = image("registry.k8s.io/kube-proxy", k8s);
+    docs.push_back(std::move(proxy));
+    if (c.cni_preset != "cilium" && c.cni_preset != "none") {
+        Value flannel = typed("KubeFlannelCNIConfig");
+        flannel["backendType"] = "vxlan";
+        flannel["backendPort"] = 4789;
+        docs.push_back(std::move(flannel));
+    }
+    Value coredns = typed("KubeCoreDNSConfig");
+    coredns["enabled"] = true;
+    docs.push_back(std::move(coredns));
+}
+
+// Contract 1.14 as machinery v1.14.1's generator writes it (config/generate), in its order.
+std::vector<Value> generate_14(const Input& in, bool cp) {
+    std::vector<Value> docs;
+    docs.push_back(v1alpha1_14(in, cp));
+    machine_documents_14(docs, in);
+    kubernetes_documents_14(docs, in, cp);
+    if (cp) {
+        control_plane_documents_14(docs, in);
+    }
+    return docs;
+}
+
 std::string str_at(const Value& v, std::string_view path) {
     return doc::get_string(v, path);
 }
@@ -296,6 +515,9 @@ Result<std::vector<Value>> generate(const Input& in) {
                             "UnsupportedContract");
     }
     bool cp = in.role == "controlplane" || in.role == "init";
+    if (contract == "1.14") {
+        return generate_14(in, cp);
+    }
     Value v1 = Value::object();
     v1["version"] = "v1alpha1";
     v1["debug"] = false;
@@ -312,7 +534,7 @@ Result<std::vector<Value>> generate(const Input& in) {
     return docs;
 }
 
-Result<std::vector<Value>> render_patched(const Input& in) {
+Result<std::vector<Value>> render(const Input& in) {
     auto docs = generate(in);
     if (!docs) {
         return docs;
@@ -325,21 +547,6 @@ Result<std::vector<Value>> render_patched(const Input& in) {
         }
     }
     return docs;
-}
-
-std::vector<Value> finish(std::vector<Value> documents, const Input& in) {
-    if (contract_of(in) == "1.14") {
-        return to_layout14(std::move(documents));
-    }
-    return documents;
-}
-
-Result<std::vector<Value>> render(const Input& in) {
-    auto docs = render_patched(in);
-    if (!docs) {
-        return docs;
-    }
-    return finish(std::move(*docs), in);
 }
 
 } // namespace ichor::render

@@ -69,25 +69,20 @@ std::vector<const doc::Value*> select_patches(const std::vector<doc::Value>& pat
                                               const std::string& cluster, const std::string& role,
                                               const std::string& machine);
 
-// The generator's documents for the input, with Ichor's settings and without patches. An
-// unsupported version contract is a Config error (code UnsupportedContract).
+// The generator's documents for the input, with Ichor's settings and without patches; at
+// contract 1.14 the documents of Talos's own 1.14 generator (machinery v1.14.1). An unsupported
+// version contract is a Config error (code UnsupportedContract).
 Result<std::vector<doc::Value>> generate(const Input& input);
 
-// generate, then the selected patches. A patch that does not apply is a Findings error (code
-// PatchDoesNotApply) whose message starts "TalosConfigPatch NAME: " and names the path.
+// generate, then the selected patches, applied to the generated documents as Talos's
+// configpatcher does (at contract 1.14 too: a v1alpha1 patch lands in the v1alpha1 document, a
+// typed one merges into its document). A caller that needs one more patch applies it to the
+// result (apply_patch_text): the same as rendering with it last. A patch that does not apply is a
+// Findings error (code PatchDoesNotApply) whose message starts "TalosConfigPatch NAME: " and
+// names the path.
 Result<std::vector<doc::Value>> render(const Input& input);
-
-// render in two steps, so that a caller can apply one more patch without parsing the others
-// again: the documents after the patches, before any layout move; then the input's layout
-// (to_layout14 for contract 1.14, else unchanged). render(in) == finish(render_patched(in), in).
-Result<std::vector<doc::Value>> render_patched(const Input& input);
-std::vector<doc::Value> finish(std::vector<doc::Value> documents, const Input& input);
 
 // The contract render uses for the input.
 std::string contract_of(const Input& input);
-
-// The documents moved into the v1.14 layout, as the lab's layout14 transform does
-// (tests/lab/internal/sim/layout14.go; docs/lab.md). Used for contract 1.14.
-std::vector<doc::Value> to_layout14(std::vector<doc::Value> documents);
 
 } // namespace ichor::render

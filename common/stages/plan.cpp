@@ -366,7 +366,7 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
     }
     render::Install inst = install_of(node);
     render::Input ri = render_input(c, *o.bundle, n.role, n.name, inst, o.patches);
-    auto rendered = render::render_patched(ri);
+    auto rendered = render::render(ri);
     if (!rendered) {
         n.outcome = "blocked";
         std::string hint =
@@ -387,11 +387,11 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
         if (auto st = render::apply_patch_text(docs, text, "spec.patch"); !st) {
             return st.error().wrap("TalosConfigPatch " + patch_name);
         }
-        return render::finish(std::move(docs), ri);
+        return docs;
     };
     drift::Context ctx{!c.registry_mirrors.is_null(), c.cni_preset, c.cilium_manifests};
     std::vector<Value> live(config->begin(), config->end());
-    drift::Analysis a = drift::analyze(live, render::finish(*rendered, ri), ctx, rerender);
+    drift::Analysis a = drift::analyze(live, *rendered, ctx, rerender);
     n.outcome = "writable";
     drift_results(n, a, patch_name, o);
     if (n.outcome != "writable") {
@@ -719,11 +719,7 @@ Result<std::vector<Value>> render_machine(const Value& machine, const render::Cl
     inst.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
     render::Input ri = render_input(cluster, bundle, doc::get_string(machine, "spec.role"),
                                     doc::get_string(machine, "metadata.name"), inst, patches);
-    auto rendered = render::render_patched(ri);
-    if (!rendered) {
-        return rendered.error();
-    }
-    return render::finish(std::move(*rendered), ri);
+    return render::render(ri);
 }
 
 std::string plan_table(const doc::ResourceList& list, bool /*color*/) {

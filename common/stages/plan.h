@@ -44,7 +44,7 @@ Outcome plan(doc::ResourceList& list, const PlanOptions& options);
 // The documents Ichor's controller renders for TalosMachine `machine` (an object as the plan
 // writes it: spec.role, metadata.name, spec.install): the cluster, then every patch of `patches`
 // that selects it, in the controller's order. The same render as the drift stage's and so the
-// zero-drift check's (render::render_patched, then render::finish). A patch that does not apply
+// zero-drift check's (render::render). A patch that does not apply
 // is the render's Findings error (PatchDoesNotApply).
 Result<std::vector<doc::Value>> render_machine(const doc::Value& machine,
                                                const render::ClusterSpec& cluster,

@@ -598,6 +598,7 @@ struct Planned {
     render::Input input;
     Value live_facts;
     Value rendered_facts;
+    std::vector<Value> rendered; // the documents, so that a capture goes where Talos holds it
     std::vector<drift::Change> class_a;
     std::set<std::string> others; // dotted paths of the class B (and consented) findings
 };
@@ -688,9 +689,9 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
     if (!cluster_changes.empty()) {
         const Planned& f = planned.front();
         std::string name = cluster + "-adopted";
-        out.patches.push_back(
-            make_patch(name, cluster, "cluster", "",
-                       drift::capture_patch(cluster_changes, f.live_facts, f.rendered_facts), ns));
+        out.patches.push_back(make_patch(
+            name, cluster, "cluster", "",
+            drift::capture_patch(cluster_changes, f.live_facts, f.rendered_facts, f.rendered), ns));
         out.lines.push_back(name + " (cluster layer): " + describe(cluster_changes));
         for (const auto& p : planned) {
             for (const auto& c : cluster_changes) {
@@ -701,9 +702,9 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
     for (const auto& [role, changes] : role_changes) {
         const Planned& f = *role_first[role];
         std::string name = cluster + "-" + role + "s-adopted";
-        out.patches.push_back(
-            make_patch(name, cluster, "role", role,
-                       drift::capture_patch(changes, f.live_facts, f.rendered_facts), ns));
+        out.patches.push_back(make_patch(
+            name, cluster, "role", role,
+            drift::capture_patch(changes, f.live_facts, f.rendered_facts, f.rendered), ns));
         out.lines.push_back(name + " (role " + role + "): " + describe(changes));
         for (const auto& p : planned) {
             for (const auto& c : changes) {
@@ -725,9 +726,9 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
         }
         std::string machine = text_at(*p.machine, "metadata.name");
         std::string name = machine + "-adopted";
-        out.patches.push_back(make_patch(name, cluster, "machine", machine,
-                                         drift::capture_patch(own, p.live_facts, p.rendered_facts),
-                                         ns));
+        out.patches.push_back(
+            make_patch(name, cluster, "machine", machine,
+                       drift::capture_patch(own, p.live_facts, p.rendered_facts, p.rendered), ns));
         out.lines.push_back(name + " (machine " + machine + "): " + describe(own));
         for (const auto& c : own) {
             out.where[machine + "\x1f" + c.dotted] = name;
@@ -944,6 +945,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         }
         p.live_facts = p.node->facts;
         p.rendered_facts = drift::normalize(*rendered);
+        p.rendered = std::move(*rendered);
         for (auto& c : drift::diff(p.live_facts, p.rendered_facts)) {
             auto v = drift::classify(c, ctx);
             if (v.cls == drift::Class::A) {

@@ -2,8 +2,9 @@
 # kubectl ichor drift, online, on its own nodes (issue 5): tests/lab/scenarios/drift.yaml in a
 # talos-sim of this test (127.0.44.x) and a TalosCluster recorded in namespace drift-e2e of the
 # lab's apiserver at version contract 1.12. A node of Talos's own contract 1.14 shows no drift
-# that a v1alpha1 node of the same facts does not, beyond the contract's defaults (class B); a
-# second control plane while the count is 1 is refused.
+# that a v1alpha1 node of the same facts does not, beyond the contract's defaults (class B), and
+# none at all once the cluster's contract is 1.14; a second control plane while the count is 1 is
+# refused.
 . "$(dirname "$0")/lib.sh"
 I=$ICHOR_BIN/kubectl-ichor-inspect
 T=$ICHOR_BIN/kubectl-ichor-trustcheck
@@ -88,4 +89,11 @@ expect_eq "adopt of the second control plane: not even a backup" "$(ls "$OUT/bac
 kubectl patch -n "$NS" taloscluster prod --type merge -p '{"spec":{"controlPlane":{"count":2}}}' > /dev/null
 run_in raised "$OUT/trusted.json" "$D" --cluster prod -n "$NS" -o json
 expect_eq "count raised: prod-cp-2 planned" "$(out raised | jq -r '.items[] | select(.kind == "TalosMachine" and .metadata.name == "prod-cp-2") | .spec.role')" controlplane
+
+# At the cluster's contract 1.14 the render is Talos's own 1.14: the node Talos configured at 1.14
+# has no drift at all, not even the contract's defaults.
+kubectl patch -n "$NS" taloscluster prod --type merge -p '{"spec":{"versionContract":"1.14"}}' > /dev/null
+run_in at14 "$OUT/trusted.json" "$D" --cluster prod -n "$NS" -o json
+expect_eq "contract 1.14: the v1.14 node has no drift" "$(out at14 | jq -r --arg a "$W14" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .field) | .field.path + "=" + .tags["ichor.maesh.dev/class"]] | join(",")')" ""
+expect_eq "contract 1.14: the v1.14 node is planned without a patch" "$(out at14 | jq -r '[.items[] | select(.kind == "TalosMachine" and .metadata.name == "prod-w-14")] | length'),$(out at14 | jq -r '[.items[] | select(.kind == "TalosConfigPatch" and .spec.machine == "prod-w-14")] | length')" "1,0"
 finish

@@ -211,7 +211,7 @@ TEST_CASE("a control plane's configuration holds every secret of the bundle only
         }
         for (const auto& secret : b.secret_values()) {
             // The 1.14 documents carry the Kubernetes CA keys as PEM, not as the bundle's base64
-            // of it, and without the final newline.
+            // of it (trimmed here: the PEM is found whatever its final newline).
             std::string pem = std::string(util::trim(util::base64_decode(secret).value_or("")));
             bool is_pem = pem.starts_with("-----BEGIN ");
             bool in_raw = any_contains(raw, secret) || (is_pem && any_contains(raw, pem));
@@ -245,39 +245,14 @@ TEST_CASE("the bundle is recovered from a control plane's configuration", "[bund
     }
 }
 
-TEST_CASE("the bundle is recovered from the v1.14 documents, their PEM as Talos wrote it",
-          "[bundle]") {
-    auto b = golden_bundle();
+TEST_CASE("the bundle is recovered from a control plane of Talos's own contract 1.14", "[bundle]") {
+    // expected/cp-1.14: machinery v1.14.1's generator, the Kubernetes CAs in
+    // KubeAPIServerCAConfig, KubeAggregatorCAConfig and KubeServiceAccountConfig as PEM with its
+    // final newline, the secretbox secret under the key name "key2".
     auto r = bundle::recover_from_config(golden_config("cp-1.14"), "cp-1.14");
     REQUIRE(r.ok());
-    CHECK(r->cluster_id == b.cluster_id);
-    CHECK(r->cluster_secret == b.cluster_secret);
-    CHECK(r->bootstrap_token == b.bootstrap_token);
-    CHECK(r->secretbox_encryption_secret == b.secretbox_encryption_secret);
-    CHECK(r->trustd_token == b.trustd_token);
-    CHECK(r->etcd.crt == b.etcd.crt);
-    CHECK(r->etcd.key == b.etcd.key);
-    CHECK(r->os.crt == b.os.crt);
-    CHECK(r->os.key == b.os.key);
-    // The Kubernetes CAs come from KubeAPIServerCAConfig, KubeAggregatorCAConfig and
-    // KubeServiceAccountConfig, whose PEM has no final newline (`|-`): the same PEM otherwise.
-    auto pem = [](const std::string& field) { return *util::base64_decode(field); };
-    CHECK(pem(r->k8s.crt) + "\n" == pem(b.k8s.crt));
-    CHECK(pem(r->k8s.key) + "\n" == pem(b.k8s.key));
-    CHECK(pem(r->k8s_aggregator.crt) + "\n" == pem(b.k8s_aggregator.crt));
-    CHECK(pem(r->k8s_aggregator.key) + "\n" == pem(b.k8s_aggregator.key));
-    CHECK(r->k8s_service_account.crt.empty());
-    CHECK(pem(r->k8s_service_account.key) + "\n" == pem(b.k8s_service_account.key));
-}
-
-TEST_CASE("the bundle is recovered from a control plane of Talos's own contract 1.14", "[bundle]") {
-    // tests/golden/render/talos14/: machinery v1.14.1's generator, its PEM with the final
-    // newline and the secretbox secret under the key name "key2".
-    auto c = machineconfig::parse(read(k_dir + "/talos14/cp-1.14.yaml"), "cp-1.14");
-    REQUIRE(c.ok());
-    auto r = bundle::recover_from_config(*c, "cp-1.14");
-    REQUIRE(r.ok());
     CHECK(bundle::to_yaml(*r) == bundle::to_yaml(golden_bundle()));
+    CHECK(r->k8s_service_account.crt.empty());
 }
 
 TEST_CASE("a worker's configuration cannot give the bundle back", "[bundle]") {

@@ -17,8 +17,17 @@ namespace {
 const std::string k_dir = std::string(ICHOR_SOURCE_DIR);
 const std::string k_pem = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----";
 
+// The documents that hold the v1alpha1 fields of a generated configuration (what the former
+// layout14 approximation moved): the to_documents cases below move these.
 bool is_layout14(const layout::Document& d) {
-    return d.layout14;
+    static const std::set<std::string_view> k_kinds = {
+        "DiscoveryIdentityConfig",  "DiscoveryServiceConfig",
+        "KubeClusterConfig",        "KubeAPIServerCAConfig",
+        "KubeAggregatorCAConfig",   "KubeServiceAccountConfig",
+        "KubeEtcdEncryptionConfig", "KubeNetworkConfig",
+        "UnattendedInstallConfig",  "SysctlConfig",
+        "KubePrismConfig"};
+    return k_kinds.count(d.kind) != 0;
 }
 bool any(const layout::Document&) {
     return true;

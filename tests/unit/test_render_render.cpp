@@ -22,8 +22,10 @@ std::string read(const std::string& path) {
     return *t;
 }
 
-// Semantic form: no nulls or empty containers (Talos omits them), scalars by their text (Talos's
-// schema types every field, so "65535" and 65535 are the same value of a string field).
+// Semantic form: no nulls, empty strings or empty containers (Talos omits them, or writes a
+// typed field's zero value: a patch that makes v1alpha1's cluster.network at contract 1.14 leaves
+// `dnsDomain: ""` beside it), scalars by their text (Talos's schema types every field, so
+// "65535" and 65535 are the same value of a string field).
 // Key order does not matter either: the result is an unordered nlohmann::json.
 nlohmann::json canonical(const Value& v) {
     if (v.is_object()) {
@@ -47,7 +49,8 @@ nlohmann::json canonical(const Value& v) {
         return nullptr;
     }
     if (v.is_string()) {
-        return v.get<std::string>();
+        const auto& s = v.get_ref<const std::string&>();
+        return s.empty() ? nlohmann::json() : nlohmann::json(s);
     }
     return v.dump();
 }

@@ -39,9 +39,11 @@ const Value* item(const doc::ResourceList& l, const std::string& kind) {
 TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patch",
           "[drift][plan]") {
     Fixture fx;
+    // A node Talos itself configured at contract 1.14 (Talos's own 1.14 documents) against the
+    // cluster's render at 1.14: nothing to list.
+    fx.cluster["spec"]["versionContract"] = "1.14";
     doc::ResourceList list;
-    list.items.push_back(
-        fx.inspection("10.0.0.21", "prod-w-2", "w-1.14")); // other layout, same facts
+    list.items.push_back(fx.inspection("10.0.0.21", "prod-w-2", "w-1.14", "v1.14.1"));
     auto s = fx.run(list);
     REQUIRE_FALSE(s.error);
     CHECK(s.done == 1);

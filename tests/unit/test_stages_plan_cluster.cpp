@@ -248,6 +248,66 @@ TEST_CASE("class A drift in layers: equal on every node is the cluster's, equal 
     }
 }
 
+TEST_CASE("at contract 1.14 the layers patch the documents Talos holds the facts in",
+          "[plan][cluster]") {
+    // Nodes of Talos's own contract 1.14: subnets in KubeNetworkConfig on every node (the
+    // TalosCluster takes them), extra API server SANs in KubeAPIServerConfig and a kube-proxy
+    // mode in KubeProxyConfig on the control plane. Talos 1.14 refuses v1alpha1's
+    // cluster.apiServer and cluster.proxy beside those documents, so the layers patch them.
+    Cluster c;
+    c.list.items.clear();
+    c.o.kube_nodes.clear();
+    c.hosts.clear();
+    c.add("10.0.0.2", "u-cp-1", "cp-1.14-unmanaged");
+    c.add("10.0.0.3", "u-w-1", "w-1.14-unmanaged");
+    c.add("10.0.0.4", "u-w-2", "w-1.14-unmanaged");
+    c.etcd();
+    auto set_doc = [&](std::size_t index, const std::string& kind, const std::string& key,
+                       Value value) {
+        for (auto& d : c.list.items[index]["status"]["config"]) {
+            if (d.value("kind", "") == kind) {
+                d[key] = std::move(value);
+                return;
+            }
+        }
+        FAIL("no " << kind);
+    };
+    for (auto& i : c.list.items) {
+        i["status"]["talosVersion"] = "v1.14.1";
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        set_doc(i, "KubeNetworkConfig", "podSubnets", Value::array({"10.100.0.0/16"}));
+    }
+    set_doc(0, "KubeAPIServerConfig", "certExtraSANs", Value::array({"api.example.com"}));
+    set_doc(0, "KubeProxyConfig", "mode", "ipvs");
+    auto out = c.run();
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK_FALSE(c.has_code("LayersDidNotVerify"));
+    const Value* tc = c.of_kind("TalosCluster").empty() ? nullptr : c.of_kind("TalosCluster")[0];
+    REQUIRE(tc != nullptr);
+    CHECK(doc::get_string(*tc, "spec.versionContract") == "1.14");
+    CHECK((*tc)["spec"]["network"]["podSubnets"] == Value::array({"10.100.0.0/16"}));
+    std::string all;
+    for (const auto* p : c.of_kind("TalosConfigPatch")) {
+        all += doc::get_string(*p, "spec.patch") + "---\n";
+        auto docs = doc::parse_documents(doc::get_string(*p, "spec.patch"), "patch");
+        REQUIRE(docs.ok());
+        for (const auto& d : *docs) {
+            if (!d.contains("kind")) {
+                CHECK_FALSE(doc::find_path(d, "cluster.network"));
+                CHECK_FALSE(doc::find_path(d, "cluster.apiServer"));
+            }
+        }
+    }
+    INFO(all);
+    CHECK(all.find("kind: KubeAPIServerConfig") != std::string::npos);
+    CHECK(all.find("certExtraSANs") != std::string::npos);
+    CHECK(all.find("kind: KubeProxyConfig") != std::string::npos);
+    CHECK(all.find("mode: ipvs") != std::string::npos);
+    CHECK(all.find("podSubnets") == std::string::npos); // the TalosCluster's
+}
+
 TEST_CASE("a plan planned again gives the same list, and the same digest", "[plan][cluster]") {
     Cluster c;
     c.set(1, {"machine", "sysctls"}, Value{{"vm.max_map_count", "262144"}});

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the render golden data: expected/<case>.yaml (or .error) for every case of
 # cases.yaml, from Talos's own generator and configpatcher (tests/lab/cmd/render-oracle,
-# machinery v1.14.1; contract 1.14 through the lab's layout14 transform, see docs/render.md), and
-# layout14-gap.txt: what separates that transform from Talos's own contract 1.14, whose output is
-# talos14/<case>.yaml for every 1.14 case.
+# machinery v1.14.1, every contract Talos's own; see docs/render.md).
 # secrets.yaml is made once (test-only secrets) and kept, so that the output is stable.
 # Review `git diff tests/golden/render` before committing.
 set -euo pipefail
@@ -14,6 +12,5 @@ trap 'rm -rf "$(dirname "$oracle")"' EXIT
 (cd "$lab" && GOFLAGS=${GOFLAGS:--mod=mod} go build -o "$oracle" ./cmd/render-oracle)
 [ -f "$here/secrets.yaml" ] || "$oracle" --new-bundle "$here/secrets.yaml"
 rm -rf "$here/expected"
-rm -rf "$here/talos14"
-"$oracle" --cases "$here/cases.yaml" --out "$here/expected" --gap "$here/layout14-gap.txt" --talos14 "$here/talos14"
+"$oracle" --cases "$here/cases.yaml" --out "$here/expected"
 echo "render golden data: $(ls "$here/expected" | wc -l) cases written to $here/expected" >&2

@@ -2,8 +2,7 @@
 // (tests/golden/render/): for each case of a cases file, Talos's own generator and configpatcher
 // through internal/oracle. tests/golden/render/regenerate.sh runs it.
 //
-//	render-oracle --cases tests/golden/render/cases.yaml --out tests/golden/render/expected \
-//	    --gap tests/golden/render/layout14-gap.txt
+//	render-oracle --cases tests/golden/render/cases.yaml --out tests/golden/render/expected
 //	render-oracle --new-bundle tests/golden/render/secrets.yaml
 package main
 
@@ -33,8 +32,6 @@ func run() error {
 		cases     = flag.String("cases", "", "cases file")
 		out       = flag.String("out", "", "output folder: <case>.yaml, or <case>.error when the render fails")
 		newBundle = flag.String("new-bundle", "", "write a new secrets bundle (contract 1.13) to this file and exit")
-		gap       = flag.String("gap", "", "also write the layout14 gap report (Talos's own 1.14 against the approximation) to this file")
-		talos14   = flag.String("talos14", "", "also write Talos's own contract 1.14 of every 1.14 case to this folder (<case>.yaml)")
 	)
 
 	flag.Parse()
@@ -66,23 +63,6 @@ func run() error {
 		return err
 	}
 
-	if *gap != "" {
-		report, err := cf.GapReport()
-		if err != nil {
-			return err
-		}
-
-		if err = os.WriteFile(*gap, []byte(report), 0o644); err != nil {
-			return err
-		}
-	}
-
-	if *talos14 != "" {
-		if err = writeTalos14(cf, *talos14); err != nil {
-			return err
-		}
-	}
-
 	for _, c := range cf.Cases {
 		rendered, err := cf.Render(c)
 
@@ -102,31 +82,6 @@ func run() error {
 		}
 
 		if err != nil {
-			return err
-		}
-	}
-
-	return nil
-}
-
-// writeTalos14 writes Talos's own contract 1.14 rendering of every 1.14 case (oracle.RenderTalos):
-// the data a move of the render off the layout14 approximation is checked against.
-func writeTalos14(cf *oracle.Cases, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-
-	for _, c := range cf.Cases {
-		data, err := cf.RenderTalos14(c)
-		if err != nil {
-			return fmt.Errorf("case %s: %w", c.Name, err)
-		}
-
-		if data == nil {
-			continue
-		}
-
-		if err = os.WriteFile(filepath.Join(dir, c.Name+".yaml"), data, 0o644); err != nil {
 			return err
 		}
 	}

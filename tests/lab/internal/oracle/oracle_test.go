@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"ichor.lab/internal/oracle"
@@ -39,55 +38,5 @@ func TestGoldenDataIsCurrent(t *testing.T) {
 				t.Errorf("%s: the oracle's output differs from the committed one (%v): run tests/golden/render/regenerate.sh", c.Name, rerr)
 			}
 		}
-	}
-}
-
-// The committed layout14 gap report is what the oracle measures today: when the approximation or
-// Talos's own 1.14 output changes, tests/golden/render/regenerate.sh rewrites it and docs/render.md
-// says what remains.
-func TestLayout14GapIsCurrent(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "golden", "render")
-
-	cf, err := oracle.LoadCases(filepath.Join(dir, "cases.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	got, err := cf.GapReport()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	if !strings.Contains(got, "document only Talos writes") {
-		t.Errorf("no gap found; if the approximation is gone, remove this test: %s", got)
-	}
-
-	want, err := os.ReadFile(filepath.Join(dir, "layout14-gap.txt"))
-	if err != nil || string(want) != got {
-		t.Errorf("the gap report differs from the committed one (%v): run tests/golden/render/regenerate.sh\n%s", err, got)
-	}
-
-	n := 0
-
-	for _, c := range cf.Cases {
-		data, err := cf.RenderTalos14(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		if data == nil {
-			continue
-		}
-
-		n++
-
-		committed, err := os.ReadFile(filepath.Join(dir, "talos14", c.Name+".yaml"))
-		if err != nil || string(committed) != string(data) {
-			t.Errorf("%s: Talos's own 1.14 output differs from talos14/%s.yaml (%v): run tests/golden/render/regenerate.sh", c.Name, c.Name, err)
-		}
-	}
-
-	if n == 0 {
-		t.Error("no case at contract 1.14")
 	}
 }

@@ -16,10 +16,10 @@ import (
 // running configuration against the one sent, both encoded by Talos's own encoder without
 // comments, as a unified diff; "No changes." when they encode the same.
 //
-// A configuration that the lab's machinery cannot load (the lab's layout14 approximation of the
-// v1.14 documents, docs/lab.md) has no Talos encoding here: both sides are then decoded and encoded
-// again as plain YAML documents (keys sorted, four spaces), so that the diff still shows changed
-// values and not the formatting of whoever wrote the bytes.
+// A configuration that the lab's machinery cannot load (documents it has no type for, docs/lab.md)
+// has no Talos encoding here: both sides are then decoded and encoded again as plain YAML
+// documents (keys sorted, four spaces), so that the diff still shows changed values and not the
+// formatting of whoever wrote the bytes.
 func dryRunDiff(current, sent []byte, sentProvider coreconfig.Provider) (string, error) {
 	var (
 		diff string

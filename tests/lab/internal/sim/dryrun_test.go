@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Documents the lab's machinery cannot load (the layout14 approximation) are diffed as plain
+// Documents the lab's machinery cannot load (no type for their kind) are diffed as plain
 // YAML: the changed value shows, the writer's formatting and key order do not.
 func TestDryRunDiffOfDocumentsTheMachineryCannotLoad(t *testing.T) {
 	current := []byte("apiVersion: v1alpha1\nkind: LabOnlyConfig\nb: 1\na: {x: \"1\"}\n")

@@ -47,7 +47,7 @@ func newGenerator() *generator { return &generator{cache: map[string]coreconfig.
 
 // Generate runs Talos's generator for the role and contract, applies the patches with Talos's
 // configpatcher (strategic merge) and encodes as `talosctl gen config` does. Contract 1.14 is
-// Talos's own (the documents of machinery v1.14.1), not the render oracle's layout14.
+// Talos's own (the documents of machinery v1.14.1), as the C++ render writes it.
 func (g *generator) Generate(p GenParams) ([]byte, error) {
 	base, err := g.base(p)
 	if err != nil {
