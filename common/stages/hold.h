@@ -56,6 +56,9 @@ struct ApplyOptions {
     // The bundle for the Secret of a whole-cluster plan (which carries no data); required when
     // the plan has one.
     const bundle::Bundle* bundle = nullptr;
+    // Nodes read at once (at least 1). Above 1, read_config is called from that many threads and
+    // must be safe to (config_reader's is: a client per call).
+    int read_concurrency = 1;
 };
 
 // The stage hold apply (stage.h). `list` is a plan; afterwards it holds the objects as they are

@@ -162,6 +162,8 @@ class NodeClient {
     void etcd_member_list(Loop& loop, Done<std::vector<machine::EtcdMember>> done);
     void etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done);
     void discovery_members(Loop& loop, Done<std::vector<DiscoveryMember>> done);
+    // The dry run above, started on `loop`; `config` is copied into the request at once.
+    void dry_run_configuration(Loop& loop, const std::string& config, Done<DryRunAnswer> done);
 
     // The SPKI fingerprint of the certificate the server presented on the last handshake
     // (either mode; through an endpoint, the endpoint's); nullopt before any handshake got that

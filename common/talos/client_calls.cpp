@@ -344,12 +344,25 @@ Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::s
         });
 }
 
+void NodeClient::dry_run_configuration(Loop& loop, const std::string& config,
+                                       Done<DryRunAnswer> done) {
+    using Resp = machine::ApplyConfigurationResponse;
+    machine::ApplyConfigurationRequest req;
+    req.set_data(config);
+    req.set_mode(machine::ApplyConfigurationRequest::AUTO);
+    req.set_dry_run(true);
+    start_unary<Resp, DryRunAnswer>(
+        loop, m_impl, "ApplyConfiguration", first_message<Resp, DryRunAnswer>([](const auto& m) {
+            return DryRunAnswer{m.mode_details(), {m.warnings().begin(), m.warnings().end()}};
+        }),
+        std::move(done), [&](auto* ctx, auto* cq) {
+            return m_impl->machine->PrepareAsyncApplyConfiguration(ctx, req, cq);
+        });
+}
+
 Result<DryRunAnswer> NodeClient::dry_run_configuration(const std::string& config) {
-    auto r = apply_configuration(config, ApplyMode::Auto, true);
-    if (!r) {
-        return r.error();
-    }
-    return DryRunAnswer{r->mode_details(), {r->warnings().begin(), r->warnings().end()}};
+    return blocking<DryRunAnswer>(
+        [&](Loop& l, auto done) { dry_run_configuration(l, config, std::move(done)); });
 }
 
 } // namespace ichor::talos

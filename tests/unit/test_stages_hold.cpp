@@ -11,8 +11,11 @@
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -532,6 +535,47 @@ TEST_CASE("hold apply refuses a node it cannot read again, writing nothing", "[s
     CHECK(out.error->message == "reading the configuration of 10.0.0.11 before the first write "
                                 "(nothing was written): 10.0.0.11: connection refused");
     CHECK(cli::exit_code(out) == 4);
+    CHECK(a.objects.writes().empty());
+    CHECK_FALSE(std::filesystem::exists(a.options.backup_dir));
+}
+
+TEST_CASE("hold apply reads read_concurrency nodes at once, and names the first failure in the "
+          "plan's order as one read at a time would",
+          "[stages][hold]") {
+    Nodes n;
+    const doc::ResourceList plan = n.plan({n.worker, n.cp});
+    auto refused = [](const talos::Address& addr) -> Result<std::string> {
+        return make_error(ErrorKind::Unreachable, addr.text + ": connection refused", "",
+                          "Unreachable");
+    };
+    Apply one{n};
+    one.options.read_config = refused;
+    doc::ResourceList first = plan;
+    stages::Outcome sequential = stages::hold_apply(first, one.options);
+    REQUIRE(sequential.error);
+
+    Apply a{n};
+    a.options.read_concurrency = 2;
+    std::mutex mu;
+    std::condition_variable cv;
+    int started = 0;
+    int met = 0; // reads that saw the other one in flight while they were
+    a.options.read_config = [&](const talos::Address& addr) -> Result<std::string> {
+        std::unique_lock lock(mu);
+        ++started;
+        cv.notify_all();
+        // One read after the other, the first waits out the bound alone and `met` stays below 2.
+        if (cv.wait_for(lock, std::chrono::seconds(2), [&] { return started == 2; })) {
+            ++met;
+        }
+        return refused(addr);
+    };
+    doc::ResourceList list = plan;
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE(out.error);
+    CHECK(met == 2);
+    CHECK(out.error->message == sequential.error->message);
+    CHECK(out.error->message.starts_with("reading the configuration of "));
     CHECK(a.objects.writes().empty());
     CHECK_FALSE(std::filesystem::exists(a.options.backup_dir));
 }

@@ -483,6 +483,7 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
                             [&progress](std::string_view m) { progress.announce(m); },
                             stages::config_reader(w.talos, w.endpoint, o.talos.call_timeout_ms),
                             &w.bundle};
+    ao.read_concurrency = o.talos.concurrency;
     // The blocked workers' results stay in the report; hold apply writes what the plan creates.
     doc::ResourceList applied = plan;
     doc::Value kept = doc::Value::array();

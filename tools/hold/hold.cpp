@@ -131,6 +131,7 @@ stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects, cli::S
     stages::ApplyOptions ao;
     ao.objects = &objects;
     ao.read_config = stages::config_reader(ctx->context, *ep, o.talos.call_timeout_ms);
+    ao.read_concurrency = o.talos.concurrency;
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = util::now_rfc3339();
     ao.say = [&s](std::string_view m) { s.err << m << "\n"; };
