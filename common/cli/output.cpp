@@ -167,7 +167,11 @@ Result<doc::ResourceList> read_input(Streams& s, const InputOptions& in, std::st
                                   " --help",
                               "Usage");
         }
-        text.assign(std::istreambuf_iterator<char>(s.in), std::istreambuf_iterator<char>());
+        auto r = util::read_stream(s.in, "<stdin>");
+        if (!r) {
+            return r.error();
+        }
+        text = std::move(*r);
         source = "<stdin>";
     } else {
         auto r = util::read_file(in.file);

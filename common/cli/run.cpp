@@ -3,6 +3,7 @@
 #include "common/cli/errors.h"
 #include "common/cli/function.h"
 #include "common/doc/resource_list.h"
+#include "common/util/files.h"
 
 #include <cerrno>
 #include <cstring>
@@ -19,7 +20,11 @@ namespace {
 // arguments, and the tool reads the same text from a buffer. An input that does not parse, or
 // carries no functionConfig, reaches the tool unchanged (it reports a malformed input itself).
 stages::Outcome run_as_function(const std::vector<std::string>& args, Streams& s, RunFn run) {
-    const std::string text{std::istreambuf_iterator<char>(s.in), std::istreambuf_iterator<char>()};
+    auto read = util::read_stream(s.in, "<stdin>");
+    if (!read) {
+        return stages::failed(read.error());
+    }
+    const std::string text = std::move(*read);
     std::vector<std::string> all = args;
     auto list = doc::read_resource_list(text, "<stdin>");
     const bool configured = list && !list->function_config.is_null();

@@ -1,5 +1,6 @@
 #include "common/kube/config.h"
 
+#include "common/doc/limits.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
@@ -16,6 +17,14 @@ const char* const k_hint_contexts = "kubectl config get-contexts";
 
 Error config_error(std::string message, std::string hint = {}) {
     return make_error(ErrorKind::Config, std::move(message), std::move(hint), "KubeconfigInvalid");
+}
+
+// A reader's limit refusal (common/doc/limits.h) keeps its code and hint: it is not a malformed
+// kubeconfig that kubectl config view would explain.
+Error input_limit(Error e) {
+    e.kind = ErrorKind::Config;
+    e.message = "kubeconfig: " + e.message;
+    return e;
 }
 
 bool file_missing(const std::string& path) {
@@ -46,13 +55,19 @@ bool flag(const doc::Value& obj, const char* key) {
 
 // Reads one kubeconfig file into an object; an empty file is an empty config.
 Result<doc::Value> read_kubeconfig(const std::string& path) {
-    auto text = util::read_file(path);
+    auto text = util::read_file(path, doc::k_limits.max_document_bytes);
     if (!text) {
+        if (text.error().code == "InputLimit") {
+            return input_limit(text.error());
+        }
         return config_error("kubeconfig: " + text.error().message,
                             "pass --kubeconfig FILE or set KUBECONFIG");
     }
     auto v = doc::parse_one(*text, path);
     if (!v) {
+        if (v.error().code == "InputLimit") {
+            return input_limit(v.error());
+        }
         return config_error("kubeconfig: " + v.error().message,
                             "kubectl config view --kubeconfig " + path);
     }

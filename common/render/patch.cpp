@@ -626,6 +626,11 @@ std::string document_id(const Value& d) {
 Result<Patch> parse_patch(std::string_view text, std::string_view source) {
     auto docs = doc::parse_documents(text, source);
     if (!docs) {
+        if (docs.error().code == "InputLimit") {
+            Error e = docs.error(); // the limit's code and hint; a finding, as any patch error
+            e.kind = ErrorKind::Findings;
+            return e;
+        }
         return patch_error(docs.error().message);
     }
     Patch p;

@@ -1,5 +1,6 @@
 #include "common/stages/sources.h"
 
+#include "common/doc/limits.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/talos/client.h"
 #include "common/util/files.h"
@@ -37,7 +38,7 @@ Result<doc::Value> get_cluster(kube::Client& kube, const std::string& name, cons
 namespace {
 
 Result<bundle::Bundle> from_file(const std::string& path, const Warn& warn) {
-    auto text = util::read_file(path);
+    auto text = util::read_file(path, doc::k_limits.max_document_bytes);
     if (!text) {
         return text.error().wrap("--secrets-bundle");
     }

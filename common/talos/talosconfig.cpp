@@ -1,5 +1,6 @@
 #include "common/talos/talosconfig.h"
 
+#include "common/doc/limits.h"
 #include "common/doc/value.h"
 #include "common/talos/certs.h"
 #include "common/util/files.h"
@@ -132,7 +133,12 @@ Result<std::string> talosconfig_path(const std::string& explicit_path, const Env
 Result<TalosConfig> parse_talosconfig(std::string_view text, const std::string& path) {
     auto root = doc::parse_one(text, path);
     if (!root) {
-        return config_error(root.error().message);
+        if (root.error().code != "InputLimit") {
+            return config_error(root.error().message);
+        }
+        Error e = root.error(); // a limit refusal keeps its code and hint
+        e.kind = ErrorKind::Config;
+        return e;
     }
     if (!root->is_object()) {
         return config_error(path + ": not a talosconfig (expected a mapping with contexts)");
@@ -168,9 +174,15 @@ Result<TalosConfig> load_talosconfig(const std::string& explicit_path, const Env
         return config_error("talosconfig " + *path + " does not exist",
                             "pass --talosconfig FILE or set TALOSCONFIG");
     }
-    auto text = util::read_file(*path);
+    auto text = util::read_file(*path, doc::k_limits.max_document_bytes);
     if (!text) {
-        return config_error("talosconfig: " + text.error().message);
+        if (text.error().code != "InputLimit") {
+            return config_error("talosconfig: " + text.error().message);
+        }
+        Error e = text.error(); // a limit refusal keeps its code and hint
+        e.kind = ErrorKind::Config;
+        e.message = "talosconfig: " + e.message;
+        return e;
     }
     return parse_talosconfig(*text, *path);
 }

@@ -7,21 +7,59 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <istream>
 
 namespace ichor::util {
 
-Result<std::string> read_file(const std::string& path) {
+namespace {
+
+Error too_large(std::string_view source, std::size_t max_bytes) {
+    std::string size = std::to_string(max_bytes) + " bytes";
+    if (max_bytes >= (1u << 20) && max_bytes % (1u << 20) == 0) {
+        size += " (" + std::to_string(max_bytes >> 20) + " MiB)";
+    }
+    return make_error(ErrorKind::Usage,
+                      std::string(source) + ": the input is larger than the limit of " + size,
+                      "the limits are in docs/design.md, \"Limits of the readers\"", "InputLimit");
+}
+
+// Reads up to max_bytes + 1 bytes in chunks: one byte past the limit is enough to refuse.
+bool read_bounded(std::istream& in, std::size_t max_bytes, std::string& out) {
+    char buf[64 * 1024];
+    while (in) {
+        in.read(buf, sizeof buf);
+        auto n = static_cast<std::size_t>(in.gcount());
+        if (out.size() + n > max_bytes) {
+            return false;
+        }
+        out.append(buf, n);
+    }
+    return true;
+}
+
+} // namespace
+
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         return make_error(ErrorKind::Config, "open " + path + ": " + std::strerror(errno));
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    std::string text;
+    if (!read_bounded(in, max_bytes, text)) {
+        return too_large(path, max_bytes);
+    }
     if (in.bad()) {
         return make_error(ErrorKind::Config, "read " + path + ": " + std::strerror(errno));
     }
-    return ss.str();
+    return text;
+}
+
+Result<std::string> read_stream(std::istream& in, std::string_view source, std::size_t max_bytes) {
+    std::string text;
+    if (!read_bounded(in, max_bytes, text)) {
+        return too_large(source, max_bytes);
+    }
+    return text;
 }
 
 namespace {

@@ -3,12 +3,27 @@
 
 #include "common/util/result.h"
 
+#include <cstddef>
+#include <iosfwd>
 #include <string>
+#include <string_view>
 
 namespace ichor::util {
 
-// Reads a whole file. Error kind Config: "open PATH: reason".
-Result<std::string> read_file(const std::string& path);
+// The most any reader takes from one file or stream unless told less: doc::Limits's stream limit
+// (64 MiB; util cannot include doc). A single document's readers pass its limit (3 MiB).
+inline constexpr std::size_t k_max_read_bytes = 64u << 20;
+
+// Reads a whole file, at most `max_bytes`: a larger file, or one without end (/dev/zero, a FIFO
+// that never closes its writer), is refused once byte max_bytes + 1 arrives, never read to its
+// end: kind Usage, code InputLimit, "PATH: the input is larger than the limit of N bytes (M MiB)".
+// Other errors are kind Config: "open PATH: reason", "read PATH: reason".
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes = k_max_read_bytes);
+
+// Reads a stream to its end, at most `max_bytes`, refusing a longer one as read_file does (the
+// message names `source`). What was read of a refused stream is discarded.
+Result<std::string> read_stream(std::istream& in, std::string_view source,
+                                std::size_t max_bytes = k_max_read_bytes);
 
 // Writes a new file with mode 0600, refusing to replace an existing one (O_EXCL), fsynced.
 Status write_private_file(const std::string& path, const std::string& content);

@@ -5,7 +5,8 @@
 # nothing lost (no object half-written, nobody else's object touched), and the rerun converges
 # to exactly the plan's two objects. Then hold release: the zero-drift check failing because drift
 # appeared after the plan (the hold stays, the machine named), and a control plane and a worker
-# released in one run (the API log shows the control plane first).
+# released in one run (the API log shows the control plane first). Last, adopt --add-machine --yes
+# killed after its later writes, and its rerun.
 . "$(dirname "$0")/lib.sh"
 A=$ICHOR_BIN/kubectl-ichor-adopt
 H=$ICHOR_BIN/kubectl-ichor-hold
@@ -69,12 +70,19 @@ expect_eq "node hangs: no backup" "$(ls "$OUT/hang-backups" 2> /dev/null | wc -l
 converges hang
 
 # 429 with Retry-After, then 503, on the first create: retried after the wait, created once.
-apply_through busy --fail 'POST:/talosmachines$:429:1' --fail 'POST:/talosconfigpatches$:503:1' --retry-after 1
+# Retry-After is 2 s, not the client's default wait of 1 s, so that the gap shows it was honoured.
+apply_through busy --fail 'POST:/talosmachines$:429:1' --fail 'POST:/talosconfigpatches$:503:1' --retry-after 2
 expect_eq "429/503: exit 0" "$(rc busy)" 0
 expect_eq "429/503: the objects, once" "$(mine)" "$WANT"
 expect_eq "429/503: each create retried once" \
   "$(fault_proxy_log "$FP" '[.[] | select(.method == "POST") | "\(.path | split("/") | last) \(.status)"] | join(", ")')" \
   "talosmachines 429, talosmachines 201, talosconfigpatches 503, talosconfigpatches 201"
+# The seconds from each refused create to its retry (the log's times are RFC 3339 with nanoseconds).
+expect_eq "429/503: each retry waited the Retry-After of 2 s" \
+  "$(fault_proxy_log "$FP" 'def secs: (.time[0:19] + "Z" | fromdate) + ("0" + (.time[19:] | rtrimstr("Z")) | tonumber);
+     [.[] | select(.method == "POST")] | [range(0; length; 2) as $i | (.[$i + 1] | secs) - (.[$i] | secs)]
+     | map(if . >= 2 and . < 4 then "waited" else "after \(.)s" end) | join(",")')" \
+  "waited,waited"
 cleanup
 
 # 403 on the patch: the machine was written, the error names the patch; nothing else tried.
@@ -152,4 +160,37 @@ expect_eq "both: released (exit 0)" "$(rc release)" 0
 expect_eq "both: the API log shows the control plane's hold removed first" \
   "$(fault_proxy_log "$FP" '[.[] | select(.method == "PATCH" and (.path | test("/talosmachines/"))) | .path | split("/") | last] | join(",")')" \
   "prod-cp-2,prod-w-2"
+
+# adopt --add-machine --yes killed after its second and its third write (its patch, the release),
+# then run again: it converges to the plan's objects, released and Ready. Not after its first (the
+# machine alone): the rerun skips the held machine as already adopted and its zero-drift check
+# fails for the patch that was never written, so it never converges: a known gap, not yet fixed.
+cleanup
+ready_or_held() { # the machine's Ready status and hold, once Ready is set (at most 30 s)
+  local v
+  for _ in $(seq 60); do
+    v=$(kubectl get talosmachine -n $NS prod-w-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.metadata.annotations.ichor\.maesh\.dev/hold-apply}')
+    [ "${v%%/*}" = True ] && break
+    sleep 0.5
+  done
+  echo "$v"
+}
+for n in 2 3; do
+  fault_proxy "$FP" --kill-after-writes "$n" --kill-pid-file "$FP/adopt.pid" || fail "adopt kill $n: kube-fault-proxy did not start"
+  KUBECONFIG=$FP/kubeconfig "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s \
+    --backup-dir "$OUT/backups" > "$OUT/adopt-kill-$n.out" 2> "$OUT/adopt-kill-$n.err" < /dev/null &
+  pid=$!
+  echo "$pid" > "$FP/adopt.pid.tmp" && mv "$FP/adopt.pid.tmp" "$FP/adopt.pid"
+  wait "$pid"; killed=$?
+  fault_proxy_stop "$FP"
+  expect_eq "adopt killed after write $n: SIGKILL" "$killed" 137
+  expect_eq "adopt killed after write $n: $n write(s) committed" \
+    "$(fault_proxy_log "$FP" '[.[] | select(.write > 0) | (.path | split("/")) as $p | "\(.method) \(if .method == "POST" then $p[-1] else $p[-2:] | join("/") end)"] | join(", ")')" \
+    "$(echo "POST talosmachines, POST talosconfigpatches, PATCH talosmachines/prod-w-2" | cut -d, -f1-$n)"
+  run "adopt-kill-$n-rerun" "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s --backup-dir "$OUT/backups"
+  expect_eq "adopt killed after write $n: the rerun exits 0" "$(rc "adopt-kill-$n-rerun")" 0
+  expect_eq "adopt killed after write $n: the plan's objects, once" "$(mine)" "$WANT"
+  expect_eq "adopt killed after write $n: released and Ready" "$(ready_or_held)" "True/"
+  cleanup
+done
 finish

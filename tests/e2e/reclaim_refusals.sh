@@ -94,8 +94,10 @@ done
 sim POST /nodes/prod-w-2/faults '{"method":"/machine.MachineService/Reset","kind":"drop","count":1}' > /dev/null
 run dropped "$R" "$P" --talosconfig "$TCP" --cluster prod --confirm-uuid "$(uuid_of prod-w-2)" -o json
 sim DELETE /nodes/prod-w-2/faults > /dev/null
-expect_eq "dropped during Reset: not 0" "$([ "$(rc dropped)" -ne 0 ] && echo failed)" failed
-expect_contains "dropped during Reset: names the node" "$(err dropped)" "$P"
+expect_eq "dropped during Reset: exit 4 (unreachable)" "$(rc dropped)" 4
+expect_contains "dropped during Reset: names the node and the call" "$(err dropped)" \
+  "kubectl ichor reclaim: error: $P: the reset was not accepted: "
+expect_eq "dropped during Reset: the node kept its configuration" "$(sim GET /nodes/prod-w-2 | jq -r .mode)" configured
 expect_eq "dropped during Reset: nothing registered" "$(k get tm -o json | jq --arg u "$(uuid_of prod-w-2)" '[.items[] | select(.spec.identity.uuid == $u)] | length')" 0
 run dropped-rerun "$R" "$P" --talosconfig "$TCP" --cluster prod --confirm-uuid "$(uuid_of prod-w-2)" -o json
 expect_eq "dropped, rerun: exit 0" "$(rc dropped-rerun)" 0

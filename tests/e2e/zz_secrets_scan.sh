@@ -120,11 +120,19 @@ with open(kinds_out, "w") as f:
         f.write("%s %d\n" % (k, counts[k]))
 PY
 sed 's/^/  /' "$kinds"
-# Each kind the issue names, from at least one lab (aescbc: only where a configuration has one).
-for kind in "cluster secret" "bootstrap token" "trustd token" "secretbox key" "private key" "talosconfig key" "kubeconfig key"; do
+# Each kind the issue names, from at least one lab (aescbc: reclaim's lab-c, tests/lab/scenarios/
+# reclaim.yaml, a bundle made as before Talos 1.3).
+for kind in "cluster secret" "bootstrap token" "trustd token" "secretbox key" "aescbc key" "private key" "talosconfig key" "kubeconfig key"; do
   expect_eq "secret values of kind \"$kind\" collected" "$(grep -c "^$kind [1-9]" "$kinds")" 1
 done
-expect_eq "private labs scanned too" "$([ "$(awk '/^labs /{print $2}' "$kinds")" -ge 2 ] && echo yes)" yes
+# Every private lab of a test that ran (it kept outputs) is among those scanned: reclaim's and the
+# home labs (their .inc files) and drift_layouts' sim ($ICHOR_LAB_STATE-$test_name).
+for t in $(grep -lE 'reclaim_lab\.inc|home_lab\.inc|ICHOR_LAB_STATE-\$test_name' "$(dirname "$0")"/*.sh); do
+  t=$(basename "$t" .sh)
+  [ "$t" != "$test_name" ] && [ -d "$outputs/$t" ] || continue
+  expect_eq "the private lab of $t scanned" \
+    "$(printf '%s\n' $labs | grep -cxF -e "$ICHOR_LAB_STATE-$t/lab.json" -e "$ICHOR_LAB_STATE-$t/sim.json")" 1
+done
 n=0
 while IFS=$'\t' read -r kind s; do
   n=$((n + 1))

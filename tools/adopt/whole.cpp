@@ -7,6 +7,7 @@
 #include "common/cli/progress.h"
 #include "common/cli/run.h"
 #include "common/cni/values.h"
+#include "common/doc/limits.h"
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/kube/paths.h"
@@ -231,7 +232,7 @@ Result<cni::CniFlags> cni_flags(const Options& o) {
     cni::CniFlags f;
     f.cni_unmanaged = o.cni_unmanaged;
     if (!o.cilium_values.empty()) {
-        auto text = util::read_file(o.cilium_values);
+        auto text = util::read_file(o.cilium_values, doc::k_limits.max_document_bytes);
         if (!text) {
             return text.error().wrap("--cilium-values");
         }

@@ -33,8 +33,9 @@ func contractOf(c string) *config.VersionContract {
 }
 
 // loadOrCreateBundle reads the cluster's secrets.yaml, or generates a new bundle and writes it
-// (mode 0600) the way `talosctl gen secrets` does.
-func loadOrCreateBundle(path, contract string) (*secrets.Bundle, bool, error) {
+// (mode 0600) the way `talosctl gen secrets` does; with aescbc, the way it did before Talos 1.3
+// (an aescbc encryption secret in place of secretbox's: a bundle holds one of the two).
+func loadOrCreateBundle(path, contract string, aescbc bool) (*secrets.Bundle, bool, error) {
 	if _, err := os.Stat(path); err == nil {
 		b, err := secrets.LoadBundle(path)
 		if err != nil {
@@ -47,6 +48,12 @@ func loadOrCreateBundle(path, contract string) (*secrets.Bundle, bool, error) {
 	b, err := secrets.NewBundle(secrets.NewClock(), contractOf(contract))
 	if err != nil {
 		return nil, false, err
+	}
+
+	if aescbc {
+		// Both are 32 random bytes in base64 (cis.CreateEncryptionToken).
+		b.Secrets.AESCBCEncryptionSecret = b.Secrets.SecretboxEncryptionSecret
+		b.Secrets.SecretboxEncryptionSecret = ""
 	}
 
 	data, err := yaml.Marshal(b)

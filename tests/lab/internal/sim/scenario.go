@@ -31,6 +31,10 @@ type ClusterSpec struct {
 	Ichor             bool     `yaml:"ichor,omitempty"`
 	Etcd              string   `yaml:"etcd,omitempty"`
 	Patches           []string `yaml:"patches,omitempty"`
+	// Aescbc: the bundle's etcd encryption secret is aescbc, as for a cluster made before Talos
+	// 1.3 (Talos keeps it across upgrades), not secretbox; its configurations carry
+	// cluster.aescbcEncryptionSecret, so that the secrets scan has a value of that kind.
+	Aescbc bool `yaml:"aescbc,omitempty"`
 	// Kubernetes, when set, makes the lab's apiserver stand in for the cluster's own Kubernetes
 	// API (lab-seed creates its Nodes and CNI objects; docs/lab.md, "The cluster's Kubernetes API").
 	Kubernetes *KubernetesSpec `yaml:"kubernetes,omitempty"`

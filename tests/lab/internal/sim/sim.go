@@ -167,7 +167,7 @@ func (s *Sim) prepareCluster(cs ClusterSpec) (*Cluster, error) {
 		bootstrapped: cs.Etcd != EtcdDown,
 	}
 
-	b, created, err := loadOrCreateBundle(c.secrets, cs.Contract)
+	b, created, err := loadOrCreateBundle(c.secrets, cs.Contract, cs.Aescbc)
 	if err != nil {
 		return nil, err
 	}
