@@ -2,6 +2,7 @@
 #include "common/doc/yaml_block.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -615,10 +616,78 @@ Result<std::vector<Value>> parse_documents(std::string_view text, std::string_vi
     return parse_within(text, source, limits);
 }
 
+namespace {
+
+// yaml-cpp 0.7 never gets past a "," outside a flow collection where a document's node should
+// start ("," or "- a\n,"): it emits empty documents at the same place without end, and LoadAll
+// fills memory (found by tests/fuzz/fuzz_bundle: 13 GB in a minute from one byte). This first pass
+// over yaml-cpp's events, before LoadAll builds anything, refuses a document that starts where the
+// one before it did, and counts the events against the value limit as a backstop (the
+// converter's own count, below, is the exact one).
+class ProgressGuard : public YAML::EventHandler {
+  public:
+    ProgressGuard(std::string_view source, const Limits& limits)
+        : m_source(source), m_limits(limits) {}
+
+    void OnDocumentStart(const YAML::Mark& mark) override {
+        if (m_documents++ > 0 && mark.pos == m_last_start) {
+            throw Refused{make_error(
+                ErrorKind::Usage,
+                where(m_source, static_cast<std::size_t>(mark.line + 1),
+                      static_cast<std::size_t>(mark.column + 1)) +
+                    ": malformed YAML: the reader cannot go on from here (a \",\" outside a "
+                    "flow collection?)",
+                "", "MalformedInput")};
+        }
+        m_last_start = mark.pos;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override { count(); }
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { count(); }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+        count();
+    }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+        count();
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+        count();
+    }
+    void OnMapEnd() override {}
+
+  private:
+    // A mapping's keys are events too, so values are at least half the events: past twice the
+    // limit, the values are past it.
+    void count() {
+        if (++m_events > 2 * m_limits.max_nodes) {
+            throw Refused{nodes_error(m_source, m_limits)};
+        }
+    }
+
+    std::string_view m_source;
+    const Limits& m_limits;
+    std::size_t m_documents = 0;
+    std::size_t m_events = 0;
+    int m_last_start = -1;
+};
+
+} // namespace
+
 Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text, std::string_view source,
                                                     const Limits& limits) {
     std::vector<Value> docs;
     try {
+        {
+            std::istringstream in{std::string(text)};
+            YAML::Parser parser(in);
+            ProgressGuard guard(source, limits);
+            while (parser.HandleNextDocument(guard)) {
+            }
+        }
         std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
         YamlConverter converter(source, limits); // one budget for all documents of the input
         for (const auto& n : nodes) {

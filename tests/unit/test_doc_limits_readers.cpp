@@ -243,3 +243,25 @@ TEST_CASE("the Helm record reader refuses hostile input", "[cni][limits][readers
         CHECK_THAT(e->message, Catch::Contains(" bytes encoded"));
     }
 }
+
+TEST_CASE("a comma where a document's node should start is refused, not read forever",
+          "[doc][limits][readers]") {
+    // yaml-cpp 0.7 emits empty documents at the comma without end (found by tests/fuzz/fuzz_bundle:
+    // one byte took 13 GB in a minute); every reader goes through the same parse.
+    for (const std::string text :
+         {",", ",-\xe4\xff\xff\xff\xff\xff\xff\x7f", "- a\n,", "---\n,", "a: 1\n---\n,"}) {
+        auto r = doc::parse_documents(text, "input");
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == "MalformedInput");
+        CHECK_THAT(r.error().message,
+                   Catch::Contains(": malformed YAML: the reader cannot go on from here"));
+        CHECK(bundle::parse(text, "secrets.yaml").error().kind == ErrorKind::Config);
+    }
+    CHECK(doc::parse_documents(",", "input").error().message ==
+          "input:1:1: malformed YAML: the reader cannot go on from here (a \",\" outside a flow "
+          "collection?)");
+    // A comma inside a flow collection, or in a plain scalar, is YAML as usual.
+    auto ok = doc::parse_documents("a: [1, 2]\nb: x, y\n", "input");
+    REQUIRE(ok.ok());
+    CHECK((*ok)[0]["b"] == "x, y");
+}
