@@ -679,11 +679,15 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
             list.add_result(sev, r["message"].get<std::string>(), r["code"].get<std::string>(),
                             n.inspection, r["tags"]);
         }
+        // The patch before its machine: a run killed between the two leaves a patch and no
+        // machine, which a rerun plans again with the patch in its render (no class A left), so it
+        // converges. The other way round the rerun found a held machine, skipped it, and its
+        // zero-drift check failed forever on the patch never written.
         if (n.outcome == "writable") {
-            created.push_back(n.machine);
             if (!n.patch.is_null()) {
                 created.push_back(n.patch);
             }
+            created.push_back(n.machine);
         }
     }
     summarize(list, nodes, s, o);

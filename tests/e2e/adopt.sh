@@ -129,13 +129,13 @@ wait "$hold_pid"
 killed=$?
 fault_proxy_stop "$FP"
 expect_eq "killed after one write" "$killed" 137
-expect_eq "killed by the proxy once the apiserver committed the TalosMachine" \
+expect_eq "killed by the proxy once the apiserver committed the TalosConfigPatch (written before its machine)" \
   "$(fault_proxy_log "$FP" '[.[] | select(.write > 0) | "\(.method) \(.path | split("/") | last) \(.upstream) \(.fault)"] | join(", ")')" \
-  "POST talosmachines 201 kill pid=$hold_pid"
-expect_eq "killed: the machine was written, not the patch" "$(objects | grep -c 'talosconfigpatch.*prod-w-2')" 0
+  "POST talosconfigpatches 201 kill pid=$hold_pid"
+expect_eq "killed: the patch was written, not the machine" "$(objects | grep -c 'talosmachine\..*prod-w-2')" 0
 run again "$H" apply -f "$OUT/kill-plan.yaml" --talosconfig "$TC" --yes --backup-dir "$OUT/backups"
 expect_eq "rerun after the kill: exit 0" "$(rc again)" 0
-expect_contains "rerun after the kill: the machine is recognised" "$(err again)" "already exists from this plan"
+expect_contains "rerun after the kill: the patch is recognised" "$(err again)" "already exists from this plan"
 expect_eq "rerun after the kill: both objects, once" "$(objects | grep -o 'prod-w-2[a-z-]*' | sort | tr '\n' ' ')" "prod-w-2 prod-w-2-adopted "
 run release "$H" release --cluster prod --talosconfig "$TC" --timeout 60s
 expect_eq "hold release: exit 0" "$(rc release)" 0

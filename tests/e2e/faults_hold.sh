@@ -35,7 +35,7 @@ sim POST /nodes/prod-w-2/config 'machine: {sysctls: {net.core.somaxconn: "65535"
 run plan "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --plan -o json
 expect_eq "the plan: exit 0" "$(rc plan)" 0
 PLAN=$OUT/plan.out
-expect_eq "the plan: a machine and its patch" "$(jq -r '[.items[] | select(.apiVersion == "ichor.maesh.dev/v1alpha1") | .kind] | join(",")' "$PLAN")" "TalosMachine,TalosConfigPatch"
+expect_eq "the plan: a machine's patch, then the machine" "$(jq -r '[.items[] | select(.apiVersion == "ichor.maesh.dev/v1alpha1") | .kind] | join(",")' "$PLAN")" "TalosConfigPatch,TalosMachine"
 WANT="talosconfigpatch.ichor.maesh.dev/prod-w-2-adopted talosmachine.ichor.maesh.dev/prod-w-2 "
 
 # apply_through NAME FLAGS...: hold apply of the plan through a proxy with FLAGS.
@@ -76,7 +76,7 @@ expect_eq "429/503: exit 0" "$(rc busy)" 0
 expect_eq "429/503: the objects, once" "$(mine)" "$WANT"
 expect_eq "429/503: each create retried once" \
   "$(fault_proxy_log "$FP" '[.[] | select(.method == "POST") | "\(.path | split("/") | last) \(.status)"] | join(", ")')" \
-  "talosmachines 429, talosmachines 201, talosconfigpatches 503, talosconfigpatches 201"
+  "talosconfigpatches 503, talosconfigpatches 201, talosmachines 429, talosmachines 201"
 # The seconds from each refused create to its retry (the log's times are RFC 3339 with nanoseconds).
 expect_eq "429/503: each retry waited the Retry-After of 2 s" \
   "$(fault_proxy_log "$FP" 'def secs: (.time[0:19] + "Z" | fromdate) + ("0" + (.time[19:] | rtrimstr("Z")) | tonumber);
@@ -85,11 +85,12 @@ expect_eq "429/503: each retry waited the Retry-After of 2 s" \
   "waited,waited"
 cleanup
 
-# 403 on the patch: the machine was written, the error names the patch; nothing else tried.
-apply_through forbidden --fail 'POST:/talosconfigpatches$:403'
+# 403 on the machine: its patch (written first) is there, the error names the machine; nothing else
+# tried.
+apply_through forbidden --fail 'POST:/talosmachines$:403'
 expect_eq "403: exit 3" "$(rc forbidden)" 3
-expect_contains "403: names what was refused" "$(err forbidden)" "creating TalosConfigPatch $NS/prod-w-2-adopted:"
-expect_eq "403: the machine only" "$(mine)" "talosmachine.ichor.maesh.dev/prod-w-2 "
+expect_contains "403: names what was refused" "$(err forbidden)" "creating TalosMachine $NS/prod-w-2:"
+expect_eq "403: the patch only" "$(mine)" "talosconfigpatch.ichor.maesh.dev/prod-w-2-adopted "
 converges forbidden
 
 # 409 on a create: someone else made the patch first. It is left as it is, named; the rest goes on.
@@ -113,7 +114,7 @@ converges conflict
 apply_through gone --gone-after-writes 1
 expect_eq "gone: exit 4" "$(rc gone)" 4
 expect_contains "gone: names the API" "$(err gone)" "cannot reach the Kubernetes API at"
-expect_eq "gone: the first write only" "$(mine)" "talosmachine.ichor.maesh.dev/prod-w-2 "
+expect_eq "gone: the first write only" "$(mine)" "talosconfigpatch.ichor.maesh.dev/prod-w-2-adopted "
 converges gone
 
 # The tool killed after its Nth write, for every write it makes.
@@ -175,7 +176,7 @@ ready_or_held() { # the machine's Ready status and hold, once Ready is set (at m
   done
   echo "$v"
 }
-for n in 2 3; do
+for n in 1 2 3; do
   fault_proxy "$FP" --kill-after-writes "$n" --kill-pid-file "$FP/adopt.pid" || fail "adopt kill $n: kube-fault-proxy did not start"
   KUBECONFIG=$FP/kubeconfig "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s \
     --backup-dir "$OUT/backups" > "$OUT/adopt-kill-$n.out" 2> "$OUT/adopt-kill-$n.err" < /dev/null &
@@ -186,7 +187,7 @@ for n in 2 3; do
   expect_eq "adopt killed after write $n: SIGKILL" "$killed" 137
   expect_eq "adopt killed after write $n: $n write(s) committed" \
     "$(fault_proxy_log "$FP" '[.[] | select(.write > 0) | (.path | split("/")) as $p | "\(.method) \(if .method == "POST" then $p[-1] else $p[-2:] | join("/") end)"] | join(", ")')" \
-    "$(echo "POST talosmachines, POST talosconfigpatches, PATCH talosmachines/prod-w-2" | cut -d, -f1-$n)"
+    "$(echo "POST talosconfigpatches, POST talosmachines, PATCH talosmachines/prod-w-2" | cut -d, -f1-$n)"
   run "adopt-kill-$n-rerun" "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s --backup-dir "$OUT/backups"
   expect_eq "adopt killed after write $n: the rerun exits 0" "$(rc "adopt-kill-$n-rerun")" 0
   expect_eq "adopt killed after write $n: the plan's objects, once" "$(mine)" "$WANT"

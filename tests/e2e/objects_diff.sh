@@ -28,7 +28,7 @@ expect_eq "plan: exit 0" "$(rc plan)" 0
 expect_eq "-o objects: exit 0" "$(rc objects)" 0
 expect_eq "-o objects: a v1 List of the planned objects" \
   "$(out objects | "$I" -f - -o json | jq -r '[.items[] | .kind + "/" + .metadata.name] | join(",")')" \
-  "TalosMachine/prod-w-2,TalosConfigPatch/prod-w-2-adopted"
+  "TalosConfigPatch/prod-w-2-adopted,TalosMachine/prod-w-2"
 expect_eq "-o objects: the plan's objects, unchanged" \
   "$(out objects | "$I" -f - -o json | jq -cS .items)" \
   "$(out plan | "$I" -f - -o json | jq -cS '[.items[] | select(.apiVersion == "ichor.maesh.dev/v1alpha1")]')"
@@ -51,7 +51,7 @@ expect_eq "kubectl diff: both objects are new" "$(out diff | grep -c '^@@ -0,0 '
 run_in dryrun "$OUT/objects.out" kubectl apply --dry-run=server -f -
 expect_eq "kubectl apply --dry-run=server: exit 0" "$(rc dryrun)" 0
 expect_eq "kubectl apply --dry-run=server: both created (server dry run)" "$(out dryrun)" \
-  "$(printf 'talosmachine.ichor.maesh.dev/prod-w-2 created (server dry run)\ntalosconfigpatch.ichor.maesh.dev/prod-w-2-adopted created (server dry run)')"
+  "$(printf 'talosconfigpatch.ichor.maesh.dev/prod-w-2-adopted created (server dry run)\ntalosmachine.ichor.maesh.dev/prod-w-2 created (server dry run)')"
 expect_eq "dry run: nothing written" "$(kubectl get talosmachine -n $NS prod-w-2 --ignore-not-found -o name)" ""
 
 # hold apply of the same plan; then kubectl diff of the objects finds no difference.

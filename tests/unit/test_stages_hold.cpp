@@ -271,8 +271,8 @@ TEST_CASE("hold apply: class C blocks that machine, not the run", "[stages][hold
     CHECK(out.stopped == 1);
     CHECK(cli::exit_code(out) == 5);
     CHECK(a.objects.writes() ==
-          std::vector<std::string>{"create talosmachines/prod-w-2",
-                                   "create talosconfigpatches/prod-w-2-adopted"});
+          std::vector<std::string>{"create talosconfigpatches/prod-w-2-adopted",
+                                   "create talosmachines/prod-w-2"});
     REQUIRE(codes(plan) == std::vector<std::string>{"StoppedByPlan"});
     CHECK(plan.results[0]["message"] ==
           "10.0.0.11: refused or blocked by the plan (its results say why); nothing was written "
@@ -330,8 +330,8 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
     CHECK(out.skipped == 0);
     CHECK(cli::exit_code(out) == 0);
     CHECK(a.objects.writes() == std::vector<std::string>{
-                                    "create talosmachines/prod-w-2",
                                     "create talosconfigpatches/prod-w-2-adopted",
+                                    "create talosmachines/prod-w-2",
                                     "create talosmachines/prod-cp-1",
                                 });
     for (const auto& c : a.objects.calls) {
@@ -354,7 +354,7 @@ TEST_CASE("hold apply creates the held machines and patches, stamped with the pl
     }
     // The list now holds the objects as the cluster has them, and no result.
     REQUIRE(list.items.size() == 3);
-    CHECK(list.items[0]["metadata"]["uid"] == "uid-prod-w-2");
+    CHECK(list.items[1]["metadata"]["uid"] == "uid-prod-w-2"); // after its patch
     CHECK(list.results.empty());
     CHECK(std::count(a.said.begin(), a.said.end(), "created TalosMachine ichor-system/prod-w-2") ==
           1);
@@ -738,7 +738,7 @@ TEST_CASE("hold release: control planes first, each after a clean zero-drift che
           "[stages][hold]") {
     Release r;
     REQUIRE(r.a.objects.objects[0].first == "talosclusters");
-    REQUIRE(doc::get_string(r.a.objects.objects[1].second, "metadata.name") == "prod-w-2");
+    REQUIRE(doc::get_string(r.a.objects.objects[2].second, "metadata.name") == "prod-w-2");
     doc::ResourceList list;
     stages::Outcome out = stages::hold_release(list, r.options);
     REQUIRE_FALSE(out.error);
