@@ -154,6 +154,23 @@ void Client::reset_handle() {
     m_curl = curl_easy_init();
 }
 
+std::unique_ptr<Client> Client::clone() {
+    if (!m_clone_warnings) {
+        m_clone_warnings = std::make_shared<std::mutex>();
+    }
+    ClientOptions opts = m_opts;
+    if (m_opts.on_warning) {
+        opts.on_warning = [lock = m_clone_warnings, sink = m_opts.on_warning](std::string_view w) {
+            std::lock_guard guard(*lock);
+            sink(w);
+        };
+    }
+    auto c = std::make_unique<Client>(m_config, m_env, std::move(opts));
+    c->m_exec_cred = m_exec_cred;
+    c->m_warned = m_warned;
+    return c;
+}
+
 Status Client::ensure_credentials() {
     if (!m_config.user.exec || (m_exec_cred && !m_exec_cred->expired(m_opts.now()))) {
         return ok_status();

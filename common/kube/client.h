@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -97,6 +98,13 @@ class Client {
     // The namespace chosen by load_config (-n, else the context's, else ichor-system).
     [[nodiscard]] const std::string& ns() const { return m_config.ns; }
 
+    // A new client for another thread: this one's configuration, environment, options, exec
+    // credential and warnings already reported, and its own connection. The clones' warnings
+    // reach on_warning one at a time (a lock shared by every clone of this client); while clones
+    // run, this client should not be used, since its own warnings do not take that lock. Call it on
+    // the thread that uses this client.
+    [[nodiscard]] std::unique_ptr<Client> clone();
+
     // GET one object.
     Result<doc::Value> get(const std::string& path);
     // GET a collection, following `continue` until the end; returns one list object whose items
@@ -148,6 +156,7 @@ class Client {
     void* m_curl = nullptr; // CURL*, kept opaque so that users need no curl headers
     std::optional<ExecCredential> m_exec_cred;
     std::set<std::string> m_warned;
+    std::shared_ptr<std::mutex> m_clone_warnings; // made by the first clone()
 };
 
 } // namespace ichor::kube

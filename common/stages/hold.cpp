@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -410,6 +411,143 @@ std::string consented_paths(const doc::ResourceList& plan, const std::string& ad
     return paths.dump();
 }
 
+// One create as it ended.
+struct Written {
+    enum class End { NotTried, Created, Existing, Conflict, Failed } end = End::NotTried;
+    Value obj;                  // Created, Existing: the object in the cluster
+    std::optional<Error> error; // Failed
+};
+
+// Creates `obj`; one that exists is looked at: this plan's (Existing) or another's (Conflict).
+Written create_one(IchorObjects& objects, const Value& obj, const std::string& digest) {
+    const std::string ns = doc::get_string(obj, "metadata.namespace", objects.ns());
+    auto created = objects.create(plural(obj), ns, obj);
+    if (created) {
+        return {Written::End::Created, std::move(*created), std::nullopt};
+    }
+    if (created.error().code != "AlreadyExists") {
+        return {Written::End::Failed, Value(), created.error()};
+    }
+    auto existing = objects.get(plural(obj), ns, name_of(obj));
+    if (existing && annotation(*existing, vocab::k_annotation_plan_digest) == digest) {
+        return {Written::End::Existing, std::move(*existing), std::nullopt};
+    }
+    return {Written::End::Conflict, Value(), std::nullopt};
+}
+
+// The end of the batch that starts at items[i]: a run of TalosMachines of one role (written
+// concurrently), else that one object. The machines reference the patches and the TalosCluster
+// before them, and control planes stay before workers.
+std::size_t batch_end(const std::vector<const Value*>& items, std::size_t i) {
+    auto machine_role = [](const Value& v) {
+        return v.value("kind", "") == "TalosMachine" ? doc::get_string(v, "spec.role", "?")
+                                                     : std::string();
+    };
+    const std::string role = machine_role(*items[i]);
+    std::size_t end = i + 1;
+    while (!role.empty() && end < items.size() && machine_role(*items[end]) == role) {
+        ++end;
+    }
+    return end;
+}
+
+// The creates, through `objects` one at a time, or through the writers' own objects up to
+// write_concurrency at a time: started in the given order, none started after a failure, so
+// that every object before the first failure is tried, as one at a time would.
+class Writers {
+  public:
+    explicit Writers(const ApplyOptions& o) : m_o(o) {}
+
+    std::vector<Written> write(const std::vector<Value>& objs, const std::string& digest) {
+        std::vector<Written> out(objs.size());
+        const std::size_t n = std::min<std::size_t>(
+            std::clamp(m_o.write_concurrency, 1, k_max_write_concurrency), objs.size());
+        while (m_o.writers && m_own.size() < n) {
+            auto w = m_o.writers();
+            if (w == nullptr) {
+                break;
+            }
+            m_own.push_back(std::move(w));
+        }
+        std::atomic<std::size_t> next{0};
+        std::atomic<std::size_t> failed_at{objs.size()};
+        auto work = [&](IchorObjects& objects) {
+            for (std::size_t i = next++; i < objs.size(); i = next++) {
+                if (i > failed_at.load()) {
+                    continue;
+                }
+                out[i] = create_one(objects, objs[i], digest);
+                if (out[i].end == Written::End::Failed) {
+                    std::size_t was = failed_at.load();
+                    while (i < was && !failed_at.compare_exchange_weak(was, i)) {
+                    }
+                }
+            }
+        };
+        if (n <= 1 || m_own.size() < 2) {
+            work(*m_o.objects);
+            return out;
+        }
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < std::min(n, m_own.size()); ++t) {
+            threads.emplace_back(work, std::ref(*m_own[t]));
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+        return out;
+    }
+
+  private:
+    const ApplyOptions& m_o;
+    std::vector<std::unique_ptr<IchorObjects>> m_own; // kept: their connections are reused
+};
+
+// The object to create for plan item `item`: stamped, the bundle Secret with its data.
+Value to_create(const Value& item, const doc::ResourceList& plan, const std::string& digest,
+                const ApplyOptions& o) {
+    Value obj =
+        stamped(item, digest, consented_paths(plan, doc::get_string(item, "spec.address")), o);
+    if (is_bundle_secret(item)) {
+        obj["data"]["bundle.yaml"] = util::base64_encode(bundle::to_yaml(*o.bundle));
+    }
+    return obj;
+}
+
+// One create's end in the list and the outcome, in the plan's order; the first failure is kept.
+void report(Written& w, const Value& item, const std::string& default_ns, doc::ResourceList& list,
+            Outcome& out, std::optional<Error>& first_failure, const ApplyOptions& o) {
+    const std::string what = item.value("kind", "") + " " +
+                             doc::get_string(item, "metadata.namespace", default_ns) + "/" +
+                             name_of(item);
+    switch (w.end) {
+    case Written::End::NotTried:
+        return;
+    case Written::End::Created:
+        ++out.done;
+        o.say("created " + what);
+        list.items.push_back(std::move(w.obj));
+        return;
+    case Written::End::Existing:
+        ++out.done;
+        ++out.skipped;
+        o.say(what + " already exists from this plan");
+        list.items.push_back(std::move(w.obj));
+        return;
+    case Written::End::Conflict:
+        ++out.stopped;
+        list.add_result(doc::Severity::Error,
+                        what + " already exists and was not written by this plan; it was left "
+                               "as it is",
+                        "Conflict", &item);
+        return;
+    case Written::End::Failed:
+        if (!first_failure) {
+            first_failure = w.error->wrap("creating " + what);
+        }
+        return;
+    }
+}
 } // namespace
 
 Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
@@ -446,44 +584,30 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
                                    "nothing was written for it",
                             "StoppedByPlan", nullptr, tags);
         }
-        IchorObjects& objects = *o.objects;
+        std::vector<const Value*> items;
         for (const auto& item : plan.items) {
-            if (!is_created_kind(item)) {
-                continue;
+            if (is_created_kind(item)) {
+                items.push_back(&item);
             }
-            std::string ns = doc::get_string(item, "metadata.namespace", objects.ns());
-            std::string name = name_of(item);
-            const std::string what = item.value("kind", "") + " " + ns + "/" + name;
-            Value obj = stamped(item, digest,
-                                consented_paths(plan, doc::get_string(item, "spec.address")), o);
-            if (is_bundle_secret(item)) {
-                obj["data"]["bundle.yaml"] = util::base64_encode(bundle::to_yaml(*o.bundle));
+        }
+        Writers writers(o);
+        std::optional<Error> first_failure;
+        for (std::size_t i = 0; i < items.size() && !first_failure;) {
+            const std::size_t end = batch_end(items, i);
+            std::vector<Value> objs;
+            for (std::size_t k = i; k < end; ++k) {
+                objs.push_back(to_create(*items[k], plan, digest, o));
             }
-            auto created = objects.create(plural(item), ns, obj);
-            if (created) {
-                ++out.done;
-                o.say("created " + what);
-                list.items.push_back(*created);
-                continue;
+            std::vector<Written> ends = writers.write(objs, digest);
+            for (std::size_t k = i; k < end; ++k) {
+                report(ends[k - i], *items[k], o.objects->ns(), list, out, first_failure, o);
             }
-            if (created.error().code != "AlreadyExists") {
-                Outcome stop = failed(created.error().wrap("creating " + what));
-                stop.done = out.done;
-                return stop;
-            }
-            auto existing = objects.get(plural(item), ns, name);
-            if (existing && annotation(*existing, vocab::k_annotation_plan_digest) == digest) {
-                ++out.done;
-                ++out.skipped;
-                o.say(what + " already exists from this plan");
-                list.items.push_back(*existing);
-            } else {
-                ++out.stopped;
-                list.add_result(doc::Severity::Error,
-                                what + " already exists and was not written by this plan; it was "
-                                       "left as it is",
-                                "Conflict", &item);
-            }
+            i = end;
+        }
+        if (first_failure) {
+            Outcome stop = failed(*first_failure);
+            stop.done = out.done;
+            return stop;
         }
         return out;
     });

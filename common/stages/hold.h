@@ -59,7 +59,17 @@ struct ApplyOptions {
     // Nodes read at once (at least 1). Above 1, read_config is called from that many threads and
     // must be safe to (config_reader's is: a client per call).
     int read_concurrency = 1;
+    // TalosMachines created at once (1 to k_max_write_concurrency), when `writers` is set: each
+    // worker writes through its own objects from `writers` (called on the caller's thread). Only
+    // a run of consecutive TalosMachines of one role in the plan is written concurrently, in the
+    // plan's order within the bound; everything else (the bundle Secret, the TalosCluster, the
+    // patches) one at a time, as before. `say` is called from the caller's thread, in plan order.
+    int write_concurrency = 1;
+    ObjectsFactory writers;
 };
+
+// The most creates hold apply keeps in flight: --concurrency bounds it too.
+inline constexpr int k_max_write_concurrency = 8;
 
 // The stage hold apply (stage.h). `list` is a plan; afterwards it holds the objects as they are
 // now in the cluster, one result per object that could not be written and one (StoppedByPlan)
@@ -74,7 +84,9 @@ struct ApplyOptions {
 // digest differs; a plan without a PlanBasis (NoPlanBasis); a node or object that cannot be read
 // (its error). Then the backups, then each object is created; one that exists with this plan's
 // digest is counted as done and skipped (a rerun converges), one with another digest is a
-// Conflict result (stopped).
+// Conflict result (stopped). Any other failure to create stops the writes: none is started after
+// it, those already in flight end and are counted, and the outcome's error is the first failure
+// in the plan's order.
 Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& options);
 
 // Reads a node for the zero-drift check: the Inspection, its results appended to `results`.

@@ -14,6 +14,8 @@ std::string path_of(std::string_view plural, std::string_view ns, std::string_vi
 class KubeObjects final : public IchorObjects {
   public:
     explicit KubeObjects(kube::Client& k) : m_k(k) {}
+    explicit KubeObjects(std::unique_ptr<kube::Client> owned)
+        : m_k(*owned), m_owned(std::move(owned)) {}
 
     [[nodiscard]] const std::string& ns() const override { return m_k.ns(); }
 
@@ -45,12 +47,19 @@ class KubeObjects final : public IchorObjects {
 
   private:
     kube::Client& m_k;
+    std::unique_ptr<kube::Client> m_owned; // a clone's, for another thread
 };
 
 } // namespace
 
 std::unique_ptr<IchorObjects> objects_over(kube::Client& kube) {
     return std::make_unique<KubeObjects>(kube);
+}
+
+ObjectsFactory writers_over(kube::Client& kube) {
+    return [&kube]() -> std::unique_ptr<IchorObjects> {
+        return std::make_unique<KubeObjects>(kube.clone());
+    };
 }
 
 } // namespace ichor::stages

@@ -7,6 +7,7 @@
 #include "common/kube/client.h"
 #include "common/util/result.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,5 +39,11 @@ class IchorObjects {
 
 // The real objects, over `kube` in its namespace (the client must outlive them).
 std::unique_ptr<IchorObjects> objects_over(kube::Client& kube);
+
+// Makes objects for another thread, each over its own clone of `kube` (kube::Client::clone: its
+// own connection): hold apply's concurrent creates. Call it on the thread that uses `kube`, which
+// must outlive the factory.
+using ObjectsFactory = std::function<std::unique_ptr<IchorObjects>()>;
+ObjectsFactory writers_over(kube::Client& kube);
 
 } // namespace ichor::stages

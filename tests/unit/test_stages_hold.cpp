@@ -580,6 +580,196 @@ TEST_CASE("hold apply reads read_concurrency nodes at once, and names the first 
     CHECK_FALSE(std::filesystem::exists(a.options.backup_dir));
 }
 
+namespace {
+
+// The fake objects shared by concurrent writers, one call at a time. Before a create of NAME, a
+// writer waits (at most 2 s, so that creates one after the other end too) until the create of
+// waits_for[NAME] has ended (waits_for_start: has begun): the creates end in an order the test
+// chooses.
+class SharedFake {
+  public:
+    explicit SharedFake(FakeObjects& f) : m_f(f) {}
+
+    std::map<std::string, std::string> waits_for;
+    std::map<std::string, std::string> waits_for_start; // the same, until that create has begun
+    std::vector<std::string> begun; // the creates' names, in the order they began
+    std::vector<std::string> ended; // the creates' names, in the order they ended
+
+    stages::ObjectsFactory factory() {
+        return [this] { return std::make_unique<Writer>(*this); };
+    }
+
+  private:
+    class Writer final : public stages::IchorObjects {
+      public:
+        explicit Writer(SharedFake& s) : m_s(s) {}
+        [[nodiscard]] const std::string& ns() const override { return m_s.m_f.ns(); }
+        Result<std::vector<Value>> list(std::string_view plural,
+                                        const std::string& selector) override {
+            std::lock_guard g(m_s.m_mu);
+            return m_s.m_f.list(plural, selector);
+        }
+        Result<Value> get(std::string_view plural, const std::string& ns,
+                          const std::string& name) override {
+            std::lock_guard g(m_s.m_mu);
+            return m_s.m_f.get(plural, ns, name);
+        }
+        Result<Value> create(std::string_view plural, const std::string& ns,
+                             const Value& obj) override {
+            const std::string name = doc::get_string(obj, "metadata.name");
+            std::unique_lock lock(m_s.m_mu);
+            m_s.begun.push_back(name);
+            m_s.m_cv.notify_all();
+            if (auto it = m_s.waits_for_start.find(name); it != m_s.waits_for_start.end()) {
+                m_s.m_cv.wait_for(lock, std::chrono::seconds(2), [&] {
+                    return std::find(m_s.begun.begin(), m_s.begun.end(), it->second) !=
+                           m_s.begun.end();
+                });
+            }
+            if (auto it = m_s.waits_for.find(name); it != m_s.waits_for.end()) {
+                m_s.m_cv.wait_for(lock, std::chrono::seconds(2), [&] {
+                    return std::find(m_s.ended.begin(), m_s.ended.end(), it->second) !=
+                           m_s.ended.end();
+                });
+            }
+            auto r = m_s.m_f.create(plural, ns, obj);
+            m_s.ended.push_back(name);
+            m_s.m_cv.notify_all();
+            return r;
+        }
+        Result<Value> merge_patch(std::string_view plural, const std::string& name,
+                                  const Value& patch) override {
+            std::lock_guard g(m_s.m_mu);
+            return m_s.m_f.merge_patch(plural, name, patch);
+        }
+        Result<Value> remove(std::string_view plural, const std::string& name,
+                             const std::string& uid) override {
+            std::lock_guard g(m_s.m_mu);
+            return m_s.m_f.remove(plural, name, uid);
+        }
+
+      private:
+        SharedFake& m_s;
+    };
+
+    FakeObjects& m_f;
+    std::mutex m_mu;
+    std::condition_variable m_cv;
+};
+
+// Three workers, the patches before the machines as a whole-cluster plan orders them, so that the
+// three TalosMachines are one run of one role.
+doc::ResourceList three_workers(Nodes& n) {
+    n.raw["10.0.0.22"] = n.raw["10.0.0.21"];
+    n.raw["10.0.0.23"] = n.raw["10.0.0.21"];
+    doc::ResourceList plan = n.plan({n.worker, n.fx.inspection("10.0.0.22", "prod-w-3", "w-1.13"),
+                                     n.fx.inspection("10.0.0.23", "prod-w-4", "w-1.13")});
+    std::stable_partition(plan.items.begin(), plan.items.end(),
+                          [](const Value& i) { return i.value("kind", "") != "TalosMachine"; });
+    return plan;
+}
+
+std::vector<std::string> names(const std::vector<Value>& items) {
+    std::vector<std::string> out;
+    for (const auto& i : items) {
+        out.push_back(i.value("kind", "") + "/" + doc::get_string(i, "metadata.name"));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("hold apply creates write_concurrency machines at once, and reports them in the plan's "
+          "order as one at a time would",
+          "[stages][hold]") {
+    Nodes n;
+    const doc::ResourceList plan = three_workers(n);
+    REQUIRE_FALSE(plan.has_errors());
+    auto other = [&](Apply& a) { // prod-w-3 exists, from another plan: a Conflict
+        Value m = Value{{"apiVersion", "ichor.maesh.dev/v1alpha1"},
+                        {"kind", "TalosMachine"},
+                        {"metadata", {{"name", "prod-w-3"}}}};
+        a.objects.add("talosmachines", m);
+    };
+    Apply one{n};
+    other(one);
+    doc::ResourceList first = plan;
+    stages::Outcome sequential = stages::hold_apply(first, one.options);
+    REQUIRE_FALSE(sequential.error);
+
+    Apply a{n};
+    other(a);
+    SharedFake shared(a.objects);
+    // The creates end in the reverse of the plan's order: prod-w-4, prod-w-3, prod-w-2.
+    shared.waits_for = {{"prod-w-2", "prod-w-3"}, {"prod-w-3", "prod-w-4"}};
+    a.options.writers = shared.factory();
+    a.options.write_concurrency = 3;
+    doc::ResourceList list = plan;
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE_FALSE(out.error);
+    CHECK(shared.ended == std::vector<std::string>{"prod-w-4", "prod-w-3", "prod-w-2"});
+    CHECK(out.done == sequential.done);
+    CHECK(out.stopped == 1);
+    CHECK(out.stopped == sequential.stopped);
+    auto writes_said = [](const std::vector<std::string>& said) {
+        std::vector<std::string> out;
+        std::copy_if(said.begin(), said.end(), std::back_inserter(out),
+                     [](const std::string& l) { return !l.starts_with("saved "); });
+        return out;
+    };
+    CHECK(writes_said(a.said) == writes_said(one.said));
+    CHECK(writes_said(a.said).size() == 3); // the patch, prod-w-2 and prod-w-4
+    CHECK(names(list.items) == names(first.items));
+    CHECK(names(list.items).back() == "TalosMachine/prod-w-4");
+    CHECK(codes(list) == std::vector<std::string>{"Conflict"});
+    CHECK(list.results == first.results);
+}
+
+TEST_CASE(
+    "hold apply's concurrent creates: a failure stops the next ones, and the first failure in "
+    "the plan's order is the error",
+    "[stages][hold]") {
+    Nodes n;
+    const doc::ResourceList plan = three_workers(n);
+    Apply a{n};
+    for (const char* m : {"prod-w-3", "prod-w-4"}) {
+        a.objects.fail.emplace(
+            std::string("create talosmachines/") + m,
+            make_error(ErrorKind::Config, std::string(m) + " denied", "", "Forbidden"));
+    }
+    SharedFake shared(a.objects);
+    shared.waits_for = {{"prod-w-4", "prod-w-2"}, {"prod-w-3", "prod-w-4"}}; // prod-w-4 fails first
+    a.options.writers = shared.factory();
+    a.options.write_concurrency = 3;
+    doc::ResourceList list = plan;
+    stages::Outcome out = stages::hold_apply(list, a.options);
+    REQUIRE(out.error);
+    CHECK(shared.ended == std::vector<std::string>{"prod-w-2", "prod-w-4", "prod-w-3"});
+    CHECK(out.error->message == "creating TalosMachine ichor-system/prod-w-3: prod-w-3 denied");
+    CHECK(out.done == 2); // the patch and prod-w-2
+    CHECK(cli::exit_code(out) == 3);
+
+    // Two at a time: prod-w-2 fails while prod-w-3 is in flight (it waits out the bound for a
+    // create that is never made), and prod-w-4 is not started.
+    Nodes m;
+    const doc::ResourceList again = three_workers(m);
+    Apply b{m};
+    b.objects.fail.emplace("create talosmachines/prod-w-2",
+                           make_error(ErrorKind::Config, "denied", "", "Forbidden"));
+    SharedFake second(b.objects);
+    second.waits_for_start = {{"prod-w-2", "prod-w-3"}};
+    second.waits_for = {{"prod-w-3", "prod-w-4"}};
+    b.options.writers = second.factory();
+    b.options.write_concurrency = 2;
+    doc::ResourceList l2 = again;
+    stages::Outcome out2 = stages::hold_apply(l2, b.options);
+    REQUIRE(out2.error);
+    CHECK(out2.error->message == "creating TalosMachine ichor-system/prod-w-2: denied");
+    CHECK(second.ended == std::vector<std::string>{"prod-w-2", "prod-w-3"});
+    CHECK(out2.done == 2); // the patch and prod-w-3, in flight when prod-w-2 failed
+    CHECK(b.objects.find("talosmachines", "prod-w-4") == nullptr);
+}
+
 TEST_CASE("plan records what it was made from in a PlanBasis", "[stages][hold][plan]") {
     Nodes n;
     Value other = Value{{"apiVersion", "ichor.maesh.dev/v1alpha1"},

@@ -395,6 +395,8 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
         return stages::failed(ep.error());
     }
     ao.read_config = stages::config_reader(c.talos, *ep, o.talos.call_timeout_ms);
+    ao.write_concurrency = o.talos.concurrency;
+    ao.writers = stages::writers_over(*c.kube);
     doc::ResourceList applied = std::move(plan);
     stages::Outcome apply = stages::hold_apply(applied, ao);
     if (apply.error) {

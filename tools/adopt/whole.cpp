@@ -485,6 +485,8 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
                             stages::config_reader(w.talos, w.endpoint, o.talos.call_timeout_ms),
                             &w.bundle};
     ao.read_concurrency = o.talos.concurrency;
+    ao.write_concurrency = o.talos.concurrency;
+    ao.writers = stages::writers_over(*w.kube);
     // The blocked workers' results stay in the report; hold apply writes what the plan creates.
     doc::ResourceList applied = plan;
     doc::Value kept = doc::Value::array();

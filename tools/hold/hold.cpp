@@ -103,7 +103,8 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
 
 namespace {
 
-stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects, cli::Streams& s) {
+stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects,
+                         stages::ObjectsFactory writers, cli::Streams& s) {
     auto plan = cli::read_input(s, o.input, "hold", "a plan from kubectl ichor drift");
     if (!plan) {
         return stages::failed(plan.error());
@@ -132,6 +133,8 @@ stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects, cli::S
     ao.objects = &objects;
     ao.read_config = stages::config_reader(ctx->context, *ep, o.talos.call_timeout_ms);
     ao.read_concurrency = o.talos.concurrency;
+    ao.write_concurrency = o.talos.concurrency;
+    ao.writers = std::move(writers);
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = util::now_rfc3339();
     ao.say = [&s](std::string_view m) { s.err << m << "\n"; };
@@ -214,7 +217,7 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     }
     auto objects = stages::objects_over(**k);
     if (o.action == "apply") {
-        return do_apply(o, *objects, s);
+        return do_apply(o, *objects, stages::writers_over(**k), s);
     }
     if (o.action == "release") {
         return do_release(o, **k, *objects, s);
