@@ -26,6 +26,9 @@ trap cleanup EXIT
 for _ in $(seq 100); do [ -f "$STATE/sim.json" ] && break; kill -0 "$SIM" 2>/dev/null || break; sleep 0.1; done
 if [ ! -f "$STATE/sim.json" ]; then fail "talos-sim did not start: $(tail -3 "$OUT/talos-sim.log")"; finish; fi
 SIMJ=$STATE/sim.json
+# talos-sim removes sim.json when it stops; the secrets scan (zz_secrets_scan) reads this lab's
+# bundle and configurations from a copy that stays, as the other private labs keep their lab.json.
+cp "$SIMJ" "$STATE/lab.json"
 addr() { jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .address' "$SIMJ"; }
 uuid() { jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .uuid' "$SIMJ"; }
 
