@@ -358,7 +358,7 @@ TEST_CASE("the dispatcher completes verbs and forwards the rest to the verb's bi
           std::vector<std::string>{"/opt/bin/kubectl-ichor-hold", "__completeNoDesc", "-o", ""});
 }
 
-TEST_CASE("kubectl-ichor completion prints the scripts; the shim in completions/ is the same",
+TEST_CASE("kubectl-ichor completion prints the scripts, the shim in completions/ is the same",
           "[cli][complete][dispatch]") {
     for (auto shell : cli::completion_shells()) {
         std::string text = text_of({"kubectl-ichor", "completion", std::string(shell)});

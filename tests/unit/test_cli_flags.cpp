@@ -102,7 +102,7 @@ TEST_CASE("parse_tool: --version gives the version line", "[cli][flags]") {
     CHECK(cli::version_text(k_info) == p->text);
 }
 
-TEST_CASE("parse_tool: usage errors name the flag; fill's error passes through", "[cli][flags]") {
+TEST_CASE("parse_tool: usage errors name the flag, fill's error passes through", "[cli][flags]") {
     auto unknown = parse_thing({"--bogus"});
     REQUIRE_FALSE(unknown.ok());
     check_usage(unknown.error(), "Option \u2018bogus\u2019 does not exist", "see --help");
@@ -123,7 +123,7 @@ TEST_CASE("parse_tool: usage errors name the flag; fill's error passes through",
     CHECK(good->text.empty());
 }
 
-TEST_CASE("output flags: yaml by default; an unknown -o lists the allowed values", "[cli][flags]") {
+TEST_CASE("output flags: yaml by default, an unknown -o lists the allowed values", "[cli][flags]") {
     auto d = cli::to_output_options(parsed({}));
     REQUIRE(d.ok());
     CHECK(d->format == "yaml");

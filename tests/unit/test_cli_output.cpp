@@ -90,7 +90,7 @@ TEST_CASE("write_list: a table prints the items, then one line per result", "[cl
     CHECK(n.out_text() == "\nWARNING  Odd  cm-1: looks odd\n");
 }
 
-TEST_CASE("write_list: --jq runs over the envelope; strings print raw", "[cli][output]") {
+TEST_CASE("write_list: --jq runs over the envelope, strings print raw", "[cli][output]") {
     // libjq is opened with dlopen on the first --jq; the test machine has it (libjq1).
     test::TestStreams t;
     auto st = cli::write_list(t.s, format("table", ".items[].metadata.name, (.results | length)"),
@@ -145,7 +145,7 @@ TEST_CASE("read_input refuses to wait on a terminal", "[cli][output]") {
     CHECK(d->items.size() == 1);
 }
 
-TEST_CASE("read_input reads stdin or -f FILE; errors name the source", "[cli][output]") {
+TEST_CASE("read_input reads stdin or -f FILE, errors name the source", "[cli][output]") {
     test::TestStreams piped("apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: Secret\n");
     auto r = cli::read_input(piped.s, {}, "drift", "a plan");
     REQUIRE(r.ok());

@@ -7,7 +7,7 @@
 
 using namespace ichor;
 
-TEST_CASE("progress is quiet when stderr is not a terminal; announcements are not",
+TEST_CASE("progress is quiet when stderr is not a terminal, announcements are not",
           "[cli][progress]") {
     test::TestStreams t({}, {.in = true, .out = true}); // only stderr matters
     cli::Progress p(t.s);

@@ -54,7 +54,7 @@ TEST_CASE("a ResourceList in JSON reads the same", "[doc]") {
     CHECK(list.results.empty());
 }
 
-TEST_CASE("a v1 List gives its items; results are a ResourceList's only", "[doc]") {
+TEST_CASE("a v1 List gives its items, results are a ResourceList's only", "[doc]") {
     auto list = read_ok("apiVersion: v1\n"
                         "kind: List\n"
                         "items:\n"
@@ -184,7 +184,7 @@ TEST_CASE("has_errors is true when any result, read or added, is an error", "[do
               .has_errors());
 }
 
-TEST_CASE("to_value is the envelope; results are left out when there are none", "[doc]") {
+TEST_CASE("to_value is the envelope, results are left out when there are none", "[doc]") {
     doc::ResourceList list;
     CHECK(list.to_value().dump() ==
           R"({"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]})");

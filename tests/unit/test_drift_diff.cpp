@@ -24,7 +24,7 @@ TEST_CASE("a changed list is one change, compared whole", "[drift][diff]") {
     CHECK(drift::diff(parse("l: [a, b]"), parse("l: [b, a]")).size() == 1); // order is a fact
 }
 
-TEST_CASE("mappings compare key by key; a sysctl name is one key", "[drift][diff]") {
+TEST_CASE("mappings compare key by key, a sysctl name is one key", "[drift][diff]") {
     auto changes = drift::diff(parse("machine: {sysctls: {net.core.somaxconn: '65535', a: '1'}}"),
                                parse("machine: {sysctls: {net.core.somaxconn: 65535, b: '2'}}"));
     REQUIRE(changes.size() == 2);

@@ -357,7 +357,7 @@ TEST_CASE("a reader's control plane: Version, the reads at once, MachineType, th
     CHECK(result_codes(report.results) == std::vector<std::string>{"warning PermissionDenied"});
 }
 
-TEST_CASE("an admin's worker: the configuration names the role; no MachineType, no etcd",
+TEST_CASE("an admin's worker: the configuration names the role, no MachineType, no etcd",
           "[inspection][engine][grpc]") {
     Script script;
     script.role = ::resource::config::WORKER;
@@ -377,7 +377,7 @@ TEST_CASE("an admin's worker: the configuration names the role; no MachineType, 
     CHECK(report.results.empty());
 }
 
-TEST_CASE("a node in maintenance mode answers the probe; its reads follow",
+TEST_CASE("a node in maintenance mode answers the probe, its reads follow",
           "[inspection][engine][grpc]") {
     FakeNode node(fx::k_other_server_crt, fx::k_other_server_key, false);
     auto report = read_one(node.address(), admin());
@@ -439,7 +439,7 @@ TEST_CASE("insecure reads: pinned to the node's fingerprint, or refused by the p
     CHECK(timing_calls(refused.item) == std::vector<std::string>{"Version (failed)"});
 }
 
-TEST_CASE("a node that does not answer is unreachable after one call; reports keep input order",
+TEST_CASE("a node that does not answer is unreachable after one call, reports keep input order",
           "[inspection][engine][grpc]") {
     Script worker;
     worker.role = ::resource::config::WORKER;

@@ -457,7 +457,7 @@ TEST_CASE("client: 401 with an exec plugin runs the plugin again and retries onc
     CHECK(util::trim(t.read("count")) == "4");
 }
 
-TEST_CASE("client: transport failures name the server; the process proxy is not used",
+TEST_CASE("client: transport failures name the server, the process proxy is not used",
           "[kube][client]") {
     int port;
     {

@@ -227,7 +227,7 @@ contexts:
     CHECK(tok->user.token == "tok-from-file");
 }
 
-TEST_CASE("inline data wins over files; broken fields are named", "[kube][config]") {
+TEST_CASE("inline data wins over files, broken fields are named", "[kube][config]") {
     TempDir t;
     std::string ca64 = util::base64_encode("INLINE CA\n");
     std::string kc = t.write(

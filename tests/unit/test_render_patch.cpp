@@ -95,7 +95,7 @@ endpoints: [{url: https://g}]
     CHECK(render::document_id(docs[3]) == "v1alpha1/RegistryMirrorConfig/ghcr.io");
 }
 
-TEST_CASE("$patch: delete removes keys, list items and documents; delete then set",
+TEST_CASE("$patch: delete removes keys, list items and documents, delete then set",
           "[render][patch]") {
     auto docs = config(k_base);
     REQUIRE(patch_with(docs, R"(machine:
@@ -174,7 +174,7 @@ TEST_CASE("JSON 6902 applies to a one-document configuration only", "[render][pa
     CHECK(bad.error().code == "PatchDoesNotApply");
 }
 
-TEST_CASE("one patch may name a document more than once; the documents apply in order",
+TEST_CASE("one patch may name a document more than once, the documents apply in order",
           "[render][patch]") {
     auto docs = config(k_base);
     const size_t before = docs.size();
@@ -228,7 +228,7 @@ rules: [{image: "registry.k8s.io/*", skip: true}]
           Value::array({Value{{"image", "registry.k8s.io/*"}, {"skip", true}}}));
 }
 
-TEST_CASE("an inline manifest loses its leading newlines; a delete of a missing document is "
+TEST_CASE("an inline manifest loses its leading newlines, a delete of a missing document is "
           "skipped",
           "[render][patch]") {
     auto docs = config(k_base);

@@ -230,7 +230,7 @@ TEST_CASE("discovery add: a configured machine names the command that applies, a
     }
 }
 
-TEST_CASE("discovery add: a machine that does not answer is a warning; the address stays",
+TEST_CASE("discovery add: a machine that does not answer is a warning, the address stays",
           "[stages][discovery]") {
     Run r;
     Value gone = maintenance("10.0.0.40");

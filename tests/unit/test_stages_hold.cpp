@@ -444,26 +444,26 @@ TEST_CASE("hold apply leaves an object of another plan and names it (Conflict)",
     }
 }
 
-TEST_CASE("a create that fails mid-way is the outcome's error; done counts what was written",
+TEST_CASE("a create that fails mid-way is the outcome's error, done counts what was written",
           "[stages][hold]") {
     Nodes n;
     doc::ResourceList list = n.plan({n.worker, n.cp});
     Apply a{n};
     a.objects.fail.emplace(
-        "create talosconfigpatches/prod-w-2-adopted",
+        "create talosmachines/prod-cp-1",
         make_error(ErrorKind::Config, "admission webhook denied the request", "", "Forbidden"));
     stages::Outcome out = stages::hold_apply(list, a.options);
     REQUIRE(out.error);
     CHECK(out.error->message ==
-          "creating TalosConfigPatch ichor-system/prod-w-2-adopted: admission webhook denied the "
-          "request");
+          "creating TalosMachine ichor-system/prod-cp-1: admission webhook denied the request");
     CHECK(out.error->code == "Forbidden");
-    CHECK(out.done == 1);
+    CHECK(out.done == 2); // the patch and the machine before the failure
     CHECK(cli::exit_code(out) == 3);
     // Nothing after the failure was tried.
     CHECK(a.objects.writes() == std::vector<std::string>{
-                                    "create talosmachines/prod-w-2",
                                     "create talosconfigpatches/prod-w-2-adopted",
+                                    "create talosmachines/prod-w-2",
+                                    "create talosmachines/prod-cp-1",
                                 });
 }
 
@@ -956,7 +956,7 @@ TEST_CASE("hold release: control planes first, each after a clean zero-drift che
     CHECK(r.slept.empty()); // Ready at once: no wait
 }
 
-TEST_CASE("hold release: a machine that drifted since the plan keeps its hold; the others go on",
+TEST_CASE("hold release: a machine that drifted since the plan keeps its hold, the others go on",
           "[stages][hold]") {
     Release r;
     r.node["10.0.0.11"]["status"]["config"][0]["machine"]["sysctls"] =
@@ -996,7 +996,7 @@ TEST_CASE("hold release: a node of another cluster fails the check", "[stages][h
     CHECK(list.results[0]["message"].get<std::string>().find("belongs to") != std::string::npos);
 }
 
-TEST_CASE("hold release: a machine not Ready in time is named; the wait uses the sleep given",
+TEST_CASE("hold release: a machine not Ready in time is named, the wait uses the sleep given",
           "[stages][hold]") {
     Release r;
     r.a.objects.never_ready.insert("prod-w-2");
@@ -1134,7 +1134,7 @@ TEST_CASE("hold abort removes only the held machines this suite wrote, and their
     }
 }
 
-TEST_CASE("hold abort: --machine chooses; a failed removal is named and the rest goes on",
+TEST_CASE("hold abort: --machine chooses, a failed removal is named and the rest goes on",
           "[stages][hold]") {
     FakeObjects f;
     populate(f);

@@ -67,7 +67,7 @@ TEST_CASE("a node equal to the render: a held, approved TalosMachine and no patc
           std::string::npos);
 }
 
-TEST_CASE("class A drift becomes the machine's patch; class C blocks", "[drift][plan]") {
+TEST_CASE("class A drift becomes the machine's patch, class C blocks", "[drift][plan]") {
     Fixture fx;
     doc::ResourceList list;
     Value a = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");

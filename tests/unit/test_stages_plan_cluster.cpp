@@ -420,7 +420,7 @@ TEST_CASE("a TalosCluster this plan wrote is a rerun, not a refusal", "[plan][cl
     CHECK_FALSE(c.list.has_errors());
 }
 
-TEST_CASE("a blocked worker stays out and the others go on; a blocked control plane refuses all",
+TEST_CASE("a blocked worker stays out and the others go on, a blocked control plane refuses all",
           "[plan][cluster]") {
     SECTION("worker") {
         Cluster c;

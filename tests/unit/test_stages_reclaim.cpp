@@ -287,7 +287,7 @@ TEST_CASE("a node of a managed cluster without an approved machine is a warning"
                                     "TalosMachine has its UUID, so reclaim goes on)");
 }
 
-TEST_CASE("etcd that does not answer refuses a graceful reset; --force-ungraceful goes on",
+TEST_CASE("etcd that does not answer refuses a graceful reset, --force-ungraceful goes on",
           "[stages][reclaim]") {
     Value item = configured();
     item["status"]["etcd"] = Value::object();
@@ -527,7 +527,7 @@ TEST_CASE("reclaim flow: a weak UUID is confirmed with the serial number", "[sta
     }
 }
 
-TEST_CASE("reclaim flow: ungraceful; a stale pending machine is discovery's, the CLI writes "
+TEST_CASE("reclaim flow: ungraceful, a stale pending machine is discovery's, the CLI writes "
           "no status and no Event",
           "[stages][reclaim]") {
     Harness h;

@@ -39,7 +39,7 @@ struct Umask {
 
 } // namespace
 
-TEST_CASE("read_file returns the bytes; a missing file is a config error naming it", "[util]") {
+TEST_CASE("read_file returns the bytes, a missing file is a config error naming it", "[util]") {
     TempDir t;
     std::string p = t.write("a.bin", std::string("x\0y\n", 4));
     auto r = util::read_file(p);

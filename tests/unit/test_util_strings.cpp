@@ -10,7 +10,7 @@
 using namespace ichor;
 using Strings = std::vector<std::string>;
 
-TEST_CASE("split keeps empty fields; join is its inverse", "[util]") {
+TEST_CASE("split keeps empty fields, join is its inverse", "[util]") {
     CHECK(util::split("a,,b", ',') == Strings{"a", "", "b"});
     CHECK(util::split("", ',') == Strings{""});
     CHECK(util::split("a,", ',') == Strings{"a", ""});
