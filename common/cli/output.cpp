@@ -8,6 +8,7 @@
 #include <iterator>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 namespace ichor::cli {
 
@@ -123,15 +124,10 @@ doc::Value objects_list(const doc::ResourceList& list) {
     return v;
 }
 
-Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
-                  const TableFn& table) {
-    const bool objects = o.format == "objects";
-    doc::Value envelope = objects ? objects_list(list) : list.to_value();
-    if (objects) {
-        warn_results_left_out(s, list);
-    } else if (!list.function_config.is_null()) {
-        place_new_items(envelope["items"]);
-    }
+namespace {
+
+// Prints the envelope as --jq, -o json or -o yaml ask.
+Status write_envelope(Streams& s, const OutputOptions& o, const doc::Value& envelope) {
     if (!o.jq.empty()) {
         auto outs = doc::run_jq(o.jq, envelope);
         if (!outs) {
@@ -140,7 +136,40 @@ Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& l
         s.out << doc::format_jq_outputs(*outs);
     } else if (o.format == "json") {
         s.out << doc::to_json(envelope);
-    } else if (o.format == "table") {
+    } else {
+        s.out << doc::to_yaml(envelope);
+    }
+    s.out.flush();
+    return ok_status();
+}
+
+bool prints_envelope(const OutputOptions& o) {
+    return o.format != "objects" && (!o.jq.empty() || o.format != "table");
+}
+
+} // namespace
+
+Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
+                  const TableFn& table) {
+    if (prints_envelope(o)) {
+        doc::Value envelope = list.to_value();
+        if (!list.function_config.is_null()) {
+            place_new_items(envelope["items"]);
+        }
+        return write_envelope(s, o, envelope);
+    }
+    if (o.format == "objects") {
+        warn_results_left_out(s, list);
+        if (!o.jq.empty()) {
+            auto outs = doc::run_jq(o.jq, objects_list(list));
+            if (!outs) {
+                return outs.error();
+            }
+            s.out << doc::format_jq_outputs(*outs);
+        } else {
+            s.out << doc::to_yaml(objects_list(list));
+        }
+    } else { // table
         bool color = s.out_tty && s.color;
         if (table) {
             s.out << table(list, color);
@@ -148,11 +177,22 @@ Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& l
         if (!list.results.empty()) {
             s.out << "\n" << format_results(list, color);
         }
-    } else {
-        s.out << doc::to_yaml(envelope);
     }
     s.out.flush();
     return ok_status();
+}
+
+Status write_list(Streams& s, const OutputOptions& o, doc::ResourceList&& list,
+                  const TableFn& table) {
+    if (!prints_envelope(o)) {
+        return write_list(s, o, std::as_const(list), table);
+    }
+    const bool orchestrated = !list.function_config.is_null();
+    doc::Value envelope = std::move(list).to_value();
+    if (orchestrated) {
+        place_new_items(envelope["items"]);
+    }
+    return write_envelope(s, o, envelope);
 }
 
 Result<doc::ResourceList> read_input(Streams& s, const InputOptions& in, std::string_view verb,

@@ -21,6 +21,10 @@ using TableFn = std::function<std::string(const doc::ResourceList&, bool color)>
 // the warning results (info results are not mentioned).
 Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
                   const TableFn& table);
+// The same, for a list the caller is done with: its items are moved into what is printed instead
+// of copied, and the list is left empty.
+Status write_list(Streams& s, const OutputOptions& o, doc::ResourceList&& list,
+                  const TableFn& table);
 
 // The objects the list would create or change, for kubectl diff -f and kubectl apply -f: a
 // `v1` List of the items of the Ichor API (ichor.maesh.dev/v1alpha1), in order, without the

@@ -48,17 +48,33 @@ bool ResourceList::has_errors() const {
     return false;
 }
 
-Value ResourceList::to_value() const {
+namespace {
+
+Value envelope(Value items, Value function_config, Value results) {
     Value v = Value::object();
     v["apiVersion"] = "config.kubernetes.io/v1";
     v["kind"] = "ResourceList";
-    v["items"] = items;
+    v["items"] = std::move(items);
     if (!function_config.is_null()) {
-        v["functionConfig"] = function_config;
+        v["functionConfig"] = std::move(function_config);
     }
     if (!results.empty()) {
-        v["results"] = results;
+        v["results"] = std::move(results);
     }
+    return v;
+}
+
+} // namespace
+
+Value ResourceList::to_value() const& {
+    return envelope(items, function_config, results);
+}
+
+Value ResourceList::to_value() && {
+    Value v = envelope(std::move(items), std::move(function_config), std::move(results));
+    items = Value::array();
+    results = Value::array();
+    function_config = Value();
     return v;
 }
 

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <thread>
 
 namespace ichor::inspection {
 
@@ -339,16 +338,7 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
     }
     const talos::Endpoint* ep = endpoint ? &*endpoint : nullptr;
     std::atomic<std::size_t> next{0};
-    int concurrency = std::max(s.concurrency, 1);
-    // One loop per core, up to four: a loop's thread does the TLS and parsing of its nodes, so a
-    // second one shortened a 256-node read by a sixth on two cores (bench/README.md); more loops
-    // than cores only add switches.
-    int cores = static_cast<int>(std::thread::hardware_concurrency());
-    int node_count = static_cast<int>(std::max<std::size_t>(addresses.size(), 1));
-    int most = std::min({concurrency, 4, node_count});
-    int loops = std::clamp(cores, 1, most);
-    auto drive = [&](int share) {
-        talos::Loop loop;
+    talos::run_on_loops(s.concurrency, addresses.size(), [&](talos::Loop& loop, int share) {
         std::vector<std::unique_ptr<NodeInspection>> nodes;
         std::function<void()> start_next = [&] {
             std::size_t i = next++;
@@ -366,15 +356,7 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
             start_next();
         }
         loop.run();
-    };
-    std::vector<std::thread> threads;
-    for (int l = 1; l < loops; ++l) {
-        threads.emplace_back(drive, concurrency / loops);
-    }
-    drive(concurrency - (loops - 1) * (concurrency / loops));
-    for (auto& t : threads) {
-        t.join();
-    }
+    });
     return out;
 }
 

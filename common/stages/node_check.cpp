@@ -102,12 +102,7 @@ void ask_on_loops(std::vector<Check>& checks, const InspectOptions& io) {
         }
     }
     std::atomic<std::size_t> next{0};
-    const int count = static_cast<int>(checks.size());
-    const int concurrency = std::clamp(io.concurrency, 1, std::max(count, 1));
-    const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    const int loops = std::clamp(cores, 1, std::min(concurrency, 4));
-    auto drive = [&](int share) {
-        talos::Loop loop;
+    talos::run_on_loops(io.concurrency, checks.size(), [&](talos::Loop& loop, int share) {
         std::function<void()> start_next = [&] {
             for (std::size_t i = next++; i < checks.size(); i = next++) {
                 Check& c = checks[i];
@@ -140,15 +135,7 @@ void ask_on_loops(std::vector<Check>& checks, const InspectOptions& io) {
             start_next();
         }
         loop.run();
-    };
-    std::vector<std::thread> threads;
-    for (int l = 1; l < loops; ++l) {
-        threads.emplace_back(drive, concurrency / loops);
-    }
-    drive(concurrency - (loops - 1) * (concurrency / loops));
-    for (auto& t : threads) {
-        t.join();
-    }
+    });
 }
 
 // The node's own words in a rejection: what follows the method in the classified message,

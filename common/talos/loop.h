@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 namespace grpc {
@@ -48,5 +49,15 @@ class Loop {
     std::unique_ptr<grpc::CompletionQueue> m_queue;
     std::size_t m_pending = 0;
 };
+
+// Spreads `items` calls over one loop per core, up to four and no more than `concurrency` or
+// `items`: a loop's thread does the TLS and parsing of its calls, so a second one shortened a
+// 256-node read by a sixth on two cores (bench/README.md); more loops than cores only add
+// switches. The `concurrency` slots are shared out between the loops. `drive(loop, slots)` runs
+// on each loop's own thread (the caller's for the last one): it starts up to `slots` operations
+// on `loop`, each taking the next item as one ends, then calls loop.run(), so that what it keeps
+// on its stack outlives the loop's operations. Returns when every drive has returned. The
+// inspection's reads and the node check's dry runs share this schedule.
+void run_on_loops(int concurrency, std::size_t items, const std::function<void(Loop&, int)>& drive);
 
 } // namespace ichor::talos

@@ -549,7 +549,7 @@ stages::Outcome adopt_cluster(const Options& o, cli::Streams& s) {
         return planned;
     }
     if (o.plan_only || planned.done == 0) {
-        if (auto st = cli::write_list(s, o.output, list, stages::plan_table); !st) {
+        if (auto st = cli::write_list(s, o.output, std::move(list), stages::plan_table); !st) {
             return stages::failed(st.error());
         }
         if (!o.plan_only) {

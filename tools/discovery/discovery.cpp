@@ -10,6 +10,7 @@
 #include "common/stages/tables.h"
 
 #include <ostream>
+#include <utility>
 
 namespace ichor::tools::discovery {
 
@@ -142,7 +143,7 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (out.error) {
         return out;
     }
-    if (auto st = cli::write_list(s, o.output, list, stages::inspection_table); !st) {
+    if (auto st = cli::write_list(s, o.output, std::move(list), stages::inspection_table); !st) {
         return stages::failed(st.error());
     }
     return out;

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <ostream>
+#include <utility>
 
 namespace ichor::tools::driftclass {
 
@@ -240,7 +241,7 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
             return out;
         }
     }
-    if (auto st = cli::write_list(s, o.output, *list, stages::plan_table); !st) {
+    if (auto st = cli::write_list(s, o.output, std::move(*list), stages::plan_table); !st) {
         return stages::failed(st.error());
     }
     return out;

@@ -7,6 +7,7 @@
 #include "common/talos/certs.h"
 
 #include <ostream>
+#include <utility>
 
 namespace ichor::tools::inspect {
 
@@ -141,7 +142,7 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
         }
         out = stages::inspect(list, *io);
     }
-    if (auto st = cli::write_list(s, o.output, list, stages::inspection_table); !st) {
+    if (auto st = cli::write_list(s, o.output, std::move(list), stages::inspection_table); !st) {
         return stages::failed(st.error());
     }
     return out;

@@ -7,6 +7,7 @@
 #include "common/stages/trust.h"
 
 #include <ostream>
+#include <utility>
 
 namespace ichor::tools::trustcheck {
 
@@ -114,7 +115,7 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
         return stages::failed(b.error());
     }
     stages::Outcome out = stages::check_trust(*list, {&*b, o.kube.cluster, ns});
-    if (auto st = cli::write_list(s, o.output, *list, stages::inspection_table); !st) {
+    if (auto st = cli::write_list(s, o.output, std::move(*list), stages::inspection_table); !st) {
         return stages::failed(st.error());
     }
     return out;
