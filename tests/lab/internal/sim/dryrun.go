@@ -20,13 +20,19 @@ import (
 // has no Talos encoding here: both sides are then decoded and encoded again as plain YAML
 // documents (keys sorted, four spaces), so that the diff still shows changed values and not the
 // formatting of whoever wrote the bytes.
-func dryRunDiff(current, sent []byte, sentProvider coreconfig.Provider) (string, error) {
+//
+// currentProvider, when not nil, is the running configuration already loaded (machined holds it
+// loaded; Node.runningProvider keeps it so); nil loads it from current.
+func dryRunDiff(current, sent []byte, sentProvider, currentProvider coreconfig.Provider) (string, error) {
 	var (
-		diff string
-		err  error
+		diff    string
+		err     error
+		loadErr error
 	)
 
-	currentProvider, loadErr := LoadsWithConfigloader(current)
+	if currentProvider == nil {
+		currentProvider, loadErr = LoadsWithConfigloader(current)
+	}
 
 	if sentProvider != nil && loadErr == nil {
 		diff, err = configdiff.DiffConfigs(currentProvider, sentProvider)
@@ -49,6 +55,33 @@ func dryRunDiff(current, sent []byte, sentProvider coreconfig.Provider) (string,
 	}
 
 	return "Config diff:\n\n" + diff, nil
+}
+
+// runningProvider is the node's running configuration current loaded by Talos's configloader:
+// the one loaded for an earlier dry run when the configuration has not changed since, else loaded
+// now and kept. nil when the configloader cannot load it (dryRunDiff then diffs plain YAML).
+// Providers are not changed once loaded, so dry runs share one.
+func (n *Node) runningProvider(current []byte) coreconfig.Provider {
+	s := n.sim
+
+	s.mu.Lock()
+	p, from := n.running, n.runningFrom
+	s.mu.Unlock()
+
+	if p != nil && bytes.Equal(from, current) {
+		return p
+	}
+
+	p, err := LoadsWithConfigloader(current)
+	if err != nil {
+		return nil
+	}
+
+	s.mu.Lock()
+	n.running, n.runningFrom = p, current
+	s.mu.Unlock()
+
+	return p
 }
 
 func plainYAML(data []byte) (string, error) {

@@ -16,12 +16,12 @@ func TestDryRunDiffOfDocumentsTheMachineryCannotLoad(t *testing.T) {
 		t.Fatal("the machinery loads the test documents: the test would not reach the fallback")
 	}
 
-	got, err := dryRunDiff(current, same, nil)
+	got, err := dryRunDiff(current, same, nil, nil)
 	if err != nil || got != "Config diff:\n\nNo changes." {
 		t.Errorf("same documents: %q, %v", got, err)
 	}
 
-	got, err = dryRunDiff(current, changed, nil)
+	got, err = dryRunDiff(current, changed, nil, nil)
 	if err != nil || !strings.Contains(got, "\n-    x: \"1\"\n+    x: \"2\"\n") || strings.Contains(got, "\n-b: 1") {
 		t.Errorf("changed value: %q, %v", got, err)
 	}

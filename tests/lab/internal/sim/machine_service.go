@@ -279,7 +279,7 @@ func (m *machineServer) ApplyConfiguration(ctx context.Context, req *machine.App
 		current := append([]byte(nil), n.config...)
 		s.mu.Unlock()
 
-		diff, err := dryRunDiff(current, req.GetData(), provider)
+		diff, err := dryRunDiff(current, req.GetData(), provider, n.runningProvider(current))
 		if err != nil {
 			return nil, fmt.Errorf("failed to generate diff: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/siderolabs/crypto/x509"
+	coreconfig "github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/role"
 	"google.golang.org/grpc"
 )
@@ -49,6 +50,11 @@ type Node struct {
 	power         string // up | off | rebooting
 	stage         string
 	config        []byte // active configuration (nil: none)
+	// the active configuration loaded by Talos's configloader, and the bytes it was loaded from
+	// (runningProvider: machined keeps its running configuration loaded, so a dry run does not
+	// parse it again)
+	running     coreconfig.Provider
+	runningFrom []byte
 	persistent    []byte // on-disk configuration (differs after STAGED)
 	facts         *ConfigFacts
 	cluster       *Cluster
