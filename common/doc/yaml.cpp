@@ -755,8 +755,99 @@ std::string to_yaml_stream(const std::vector<Value>& docs) {
     return out;
 }
 
+namespace {
+
+// True when nlohmann's dump writes `s` between its quotes as it is: printable ASCII without a
+// quote or a backslash (no escape, no UTF-8 to check).
+bool plain_json_string(std::string_view s) {
+    for (unsigned char c : s) {
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
+            return false;
+        }
+    }
+    return true;
+}
+
+void append_json_string(std::string& out, const std::string& s) {
+    if (plain_json_string(s)) {
+        out += '"';
+        out += s;
+        out += '"';
+    } else { // escapes and the UTF-8 check (invalid bytes replaced) exactly as nlohmann writes them
+        out += Value(s).dump(-1, ' ', false, Value::error_handler_t::replace);
+    }
+}
+
+// Writes `v` exactly as v.dump(2, ' ', false, replace) does (tests/unit/test_doc_json.cpp holds
+// the two to each other), appending to one string: nlohmann's serializer checks every byte of
+// every string for UTF-8 through its decoder, which over an inspection of 256 nodes was most of
+// the JSON output's time (bench/README.md).
+void append_json(std::string& out, const Value& v, int indent) {
+    switch (v.type()) {
+    case Value::value_t::object: {
+        if (v.empty()) {
+            out += "{}";
+            return;
+        }
+        out += "{\n";
+        bool first = true;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (!first) {
+                out += ",\n";
+            }
+            first = false;
+            out.append(static_cast<std::size_t>(indent + 2), ' ');
+            append_json_string(out, it.key());
+            out += ": ";
+            append_json(out, it.value(), indent + 2);
+        }
+        out += '\n';
+        out.append(static_cast<std::size_t>(indent), ' ');
+        out += '}';
+        return;
+    }
+    case Value::value_t::array: {
+        if (v.empty()) {
+            out += "[]";
+            return;
+        }
+        out += "[\n";
+        bool first = true;
+        for (const auto& e : v) {
+            if (!first) {
+                out += ",\n";
+            }
+            first = false;
+            out.append(static_cast<std::size_t>(indent + 2), ' ');
+            append_json(out, e, indent + 2);
+        }
+        out += '\n';
+        out.append(static_cast<std::size_t>(indent), ' ');
+        out += ']';
+        return;
+    }
+    case Value::value_t::string:
+        append_json_string(out, v.get_ref<const std::string&>());
+        return;
+    case Value::value_t::boolean:
+        out += v.get<bool>() ? "true" : "false";
+        return;
+    case Value::value_t::null:
+        out += "null";
+        return;
+    default: // numbers, binary, discarded: rare; nlohmann formats them
+        out += v.dump(2, ' ', false, Value::error_handler_t::replace);
+        return;
+    }
+}
+
+} // namespace
+
 std::string to_json(const Value& v) {
-    return v.dump(2, ' ', false, Value::error_handler_t::replace) + "\n";
+    std::string out;
+    append_json(out, v, 0);
+    out += '\n';
+    return out;
 }
 
 const Value* find_path(const Value& v, std::string_view dotted) {
