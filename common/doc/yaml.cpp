@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <unordered_set>
@@ -758,9 +759,24 @@ std::string to_yaml_stream(const std::vector<Value>& docs) {
 namespace {
 
 // True when nlohmann's dump writes `s` between its quotes as it is: printable ASCII without a
-// quote or a backslash (no escape, no UTF-8 to check).
+// quote or a backslash (no escape, no UTF-8 to check). Eight bytes at a time: a word has a byte
+// below 0x20 when (w - 0x20..20) & ~w has a high bit set, a byte of 0x80 or more when w has one,
+// and a byte equal to b when w ^ bb..bb has a zero byte.
 bool plain_json_string(std::string_view s) {
-    for (unsigned char c : s) {
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    auto zero_byte = [&](std::uint64_t w) { return (w - ones) & ~w & highs; };
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, s.data() + i, 8);
+        if ((w & highs) != 0 || (((w - ones * 0x20) & ~w & highs) != 0) ||
+            zero_byte(w ^ (ones * '"')) != 0 || zero_byte(w ^ (ones * '\\')) != 0) {
+            return false;
+        }
+    }
+    for (; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
             return false;
         }

@@ -363,16 +363,20 @@ Status write_backups(const std::vector<FreshConfig>& fresh, const ApplyOptions& 
         // Never over an earlier backup: a rerun in the same second gets the next free suffix.
         std::string base = o.backup_dir + "/" + f.address + "-" + o.now_rfc3339;
         std::string path = base + ".yaml";
-        Status st = util::write_private_file(path, f.bytes);
+        Status st = util::write_private_file(path, f.bytes, false);
         for (int n = 2; !st && util::read_file(path).ok() && n < 100; ++n) {
             path = base + "-" + std::to_string(n) + ".yaml";
-            st = util::write_private_file(path, f.bytes);
+            st = util::write_private_file(path, f.bytes, false);
         }
         if (!st) {
             return st.error().wrap("backup of " + f.address);
         }
         o.say("saved the configuration of " + f.address + " as the node returned it to " + path +
               " (0600); it holds the machine's secrets: keep it safe");
+    }
+    // Every backup, and the folder's entries for them, on disk before the first write.
+    if (auto st = util::sync_filesystem(o.backup_dir); !st) {
+        return st.error().wrap("saving the backups");
     }
     return ok_status();
 }

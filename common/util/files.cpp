@@ -63,7 +63,7 @@ Result<std::string> read_stream(std::istream& in, std::string_view source, std::
 }
 
 namespace {
-Status write_all(int fd, const std::string& path, const std::string& content) {
+Status write_all(int fd, const std::string& path, const std::string& content, bool sync = true) {
     size_t done = 0;
     while (done < content.size()) {
         ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -75,14 +75,14 @@ Status write_all(int fd, const std::string& path, const std::string& content) {
         }
         done += static_cast<size_t>(n);
     }
-    if (::fsync(fd) != 0) {
+    if (sync && ::fsync(fd) != 0) {
         return make_error(ErrorKind::Config, "fsync " + path + ": " + std::strerror(errno));
     }
     return ok_status();
 }
 } // namespace
 
-Status write_private_file(const std::string& path, const std::string& content) {
+Status write_private_file(const std::string& path, const std::string& content, bool sync) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (errno == EEXIST) {
@@ -92,12 +92,26 @@ Status write_private_file(const std::string& path, const std::string& content) {
         return make_error(ErrorKind::Config, "create " + path + ": " + std::strerror(errno));
     }
     ::fchmod(fd, 0600); // the umask may have narrowed it further; never wider
-    Status st = write_all(fd, path, content);
+    Status st = write_all(fd, path, content, sync);
     ::close(fd);
     if (!st) {
         ::unlink(path.c_str());
     }
     return st;
+}
+
+Status sync_filesystem(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return make_error(ErrorKind::Config, "open " + dir + ": " + std::strerror(errno));
+    }
+    int rc = ::syncfs(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+        return make_error(ErrorKind::Config, "sync " + dir + ": " + std::strerror(err));
+    }
+    return ok_status();
 }
 
 Status write_file_atomic(const std::string& path, const std::string& content, unsigned mode) {

@@ -22,10 +22,32 @@ std::string reference(const Value& v) {
 // characters, other control characters, DEL, valid UTF-8 of each length and bytes that are not
 // UTF-8.
 std::string random_string(std::mt19937& rng) {
-    static const std::vector<std::string> pieces = {
-        "a",  "Z",  "0",  " ",  "/",  "\"", "\\", "\n", "\t", "\r", "\b",
-        "\f", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
-        "\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80", "key", "---", "{}", "[]"};
+    static const std::vector<std::string> pieces = {"a",
+                                                    "Z",
+                                                    "0",
+                                                    " ",
+                                                    "/",
+                                                    "\"",
+                                                    "\\",
+                                                    "\n",
+                                                    "\t",
+                                                    "\r",
+                                                    "\b",
+                                                    "\f",
+                                                    "\x01",
+                                                    "\x1f",
+                                                    "\x7f",
+                                                    "\xc3\xa9",
+                                                    "\xe2\x82\xac",
+                                                    "\xf0\x9f\x98\x80",
+                                                    "\xff",
+                                                    "\xc3",
+                                                    "\xe2\x82",
+                                                    "\xed\xa0\x80",
+                                                    "key",
+                                                    "---",
+                                                    "{}",
+                                                    "[]"};
     std::uniform_int_distribution<int> len(0, 12);
     std::uniform_int_distribution<std::size_t> pick(0, pieces.size() - 1);
     std::string s;
@@ -71,10 +93,11 @@ Value random_value(std::mt19937& rng, int depth) {
 
 TEST_CASE("to_json writes what nlohmann's dump writes, for each kind of value", "[doc][json]") {
     for (const Value& v :
-         {Value(nullptr), Value(true), Value(false), Value(0), Value(-7), Value(18446744073709551615U),
-          Value(1.5), Value(1e300), Value(""), Value("plain"), Value("a \"quoted\" \\ word"),
-          Value("tab\there\nline"), Value("\x01\x1f\x7f"), Value("caf\xc3\xa9 \xe2\x82\xac"),
-          Value("bad \xff byte and a cut \xc3"), Value::array(), Value::object(),
+         {Value(nullptr), Value(true), Value(false), Value(0), Value(-7),
+          Value(18446744073709551615U), Value(1.5), Value(1e300), Value(""), Value("plain"),
+          Value("a \"quoted\" \\ word"), Value("tab\there\nline"), Value("\x01\x1f\x7f"),
+          Value("caf\xc3\xa9 \xe2\x82\xac"), Value("bad \xff byte and a cut \xc3"), Value::array(),
+          Value::object(),
           Value::parse(R"({"a": [], "b": {}, "c": [1, [2, {"d": null}]], "": "empty key"})")}) {
         CHECK(ichor::doc::to_json(v) == reference(v));
     }
@@ -89,8 +112,7 @@ TEST_CASE("to_json writes what nlohmann's dump writes, over random documents", "
     }
 }
 
-TEST_CASE("to_json writes what nlohmann's dump writes, for a Talos configuration",
-          "[doc][json]") {
+TEST_CASE("to_json writes what nlohmann's dump writes, for a Talos configuration", "[doc][json]") {
     std::ifstream f(std::string(ICHOR_SOURCE_DIR) + "/tests/unit/data/talos-config-commented.yaml");
     std::stringstream text;
     text << f.rdbuf();
@@ -102,4 +124,20 @@ TEST_CASE("to_json writes what nlohmann's dump writes, for a Talos configuration
         all.push_back(d);
     }
     CHECK(ichor::doc::to_json(all) == reference(all));
+}
+
+TEST_CASE("to_json finds a character to escape at any place of a long string", "[doc][json]") {
+    // The plain-string check reads eight bytes at a time, then the rest one by one: each special
+    // byte at each offset of a 40-byte string goes through both.
+    for (char special : std::string("\"\\\n\x01\x1f\x7f\x80\xc3\xff", 9)) {
+        for (std::size_t at = 0; at < 40; ++at) {
+            std::string s(40, 'a');
+            s[at] = special;
+            Value v(s);
+            INFO("byte " << static_cast<int>(static_cast<unsigned char>(special)) << " at " << at);
+            REQUIRE(ichor::doc::to_json(v) == reference(v));
+        }
+    }
+    Value plain(std::string(1000, 'x') + " ~!#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}");
+    CHECK(ichor::doc::to_json(plain) == reference(plain));
 }

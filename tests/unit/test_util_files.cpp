@@ -63,6 +63,23 @@ TEST_CASE("a private file is written with mode 0600, whatever the umask", "[util
     }
 }
 
+TEST_CASE("private files written without an fsync each are made durable by one sync", "[util]") {
+    TempDir t;
+    for (int i = 0; i < 3; ++i) {
+        std::string p = t.path() + "/backup-" + std::to_string(i) + ".yaml";
+        REQUIRE(util::write_private_file(p, "config " + std::to_string(i) + "\n", false).ok());
+        CHECK(mode_of(p) == 0600);
+    }
+    CHECK(util::sync_filesystem(t.path()).ok());
+    CHECK(t.read("backup-2.yaml") == "config 2\n");
+    auto missing = util::sync_filesystem(t.path() + "/nope");
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error().message == "open " + t.path() + "/nope: No such file or directory");
+    auto not_folder = util::sync_filesystem(t.path() + "/backup-0.yaml");
+    REQUIRE_FALSE(not_folder.ok());
+    CHECK(not_folder.error().message == "open " + t.path() + "/backup-0.yaml: Not a directory");
+}
+
 TEST_CASE("a private file never replaces an existing one", "[util]") {
     TempDir t;
     std::string p = t.write("talosconfig", "old\n", 0644);
