@@ -7,6 +7,7 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include <string>
@@ -128,6 +129,16 @@ TEST_CASE("reads the memo cannot answer go to OpenSSL", "[talos]") {
     CHECK(a != b);
     EVP_PKEY_free(a);
     EVP_PKEY_free(b);
+}
+
+TEST_CASE("every TLS context is made with SSL_MODE_NO_AUTO_CHAIN, and only that mode added",
+          "[talos][tls]") {
+    // SSL_CTX_new is wrapped in this executable as in the tools (ssl_ctx_modes.cpp).
+    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+    REQUIRE(ctx != nullptr);
+    CHECK((SSL_CTX_get_mode(ctx) & SSL_MODE_NO_AUTO_CHAIN) != 0);
+    CHECK((SSL_CTX_get_mode(ctx) & ~SSL_MODE_NO_AUTO_CHAIN) == SSL_MODE_AUTO_RETRY);
+    SSL_CTX_free(ctx);
 }
 
 #endif // ICHOR_PEM_MEMO

@@ -338,6 +338,13 @@ func removeIchorCRDs(ctx context.Context, c *Client, logf func(string, ...any)) 
 			Metadata ObjectMeta `json:"metadata"`
 			Spec     struct {
 				Group string `json:"group"`
+				Names struct {
+					Plural string `json:"plural"`
+				} `json:"names"`
+				Versions []struct {
+					Name   string `json:"name"`
+					Served bool   `json:"served"`
+				} `json:"versions"`
 			} `json:"spec"`
 		} `json:"items"`
 	}
@@ -349,8 +356,29 @@ func removeIchorCRDs(ctx context.Context, c *Client, logf func(string, ...any)) 
 	var names []string
 
 	for _, crd := range list.Items {
-		if crd.Spec.Group == Group {
-			names = append(names, crd.Metadata.Name)
+		if crd.Spec.Group != Group {
+			continue
+		}
+
+		names = append(names, crd.Metadata.Name)
+
+		// A CRD deleted while the apiserver still sets up its storage (just after kubectl apply
+		// made it) fails its finalizer with "storage is (re)initializing", which then retries
+		// with a growing backoff, past this program's deadline. So each served version must
+		// answer a list first.
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+
+			path := "/apis/" + Group + "/" + v.Name + "/" + crd.Spec.Names.Plural
+			for c.Get(ctx, path, nil) != nil {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("CRD %s never served %s: %w", crd.Metadata.Name, path, ctx.Err())
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
 		}
 	}
 
