@@ -46,15 +46,15 @@ type Node struct {
 	lis   *trackingListener
 
 	// ---- guarded by Sim.mu
-	mode          string // configured | maintenance
-	power         string // up | off | rebooting
-	stage         string
-	config        []byte // active configuration (nil: none)
+	mode   string // configured | maintenance
+	power  string // up | off | rebooting
+	stage  string
+	config []byte // active configuration (nil: none)
 	// the active configuration loaded by Talos's configloader, and the bytes it was loaded from
 	// (runningProvider: machined keeps its running configuration loaded, so a dry run does not
 	// parse it again)
-	running     coreconfig.Provider
-	runningFrom []byte
+	running       coreconfig.Provider
+	runningFrom   []byte
 	persistent    []byte // on-disk configuration (differs after STAGED)
 	facts         *ConfigFacts
 	cluster       *Cluster
