@@ -6,6 +6,7 @@
 #include "common/stages/trust.h"
 #include "common/talos/address.h"
 #include "common/talos/client.h"
+#include "common/talos/loop.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -254,6 +256,9 @@ Result<std::vector<std::string>> changed_objects(const doc::ResourceList& plan, 
 // after the other, 256 nodes took a third of hold apply's wall time (bench/README.md).
 std::vector<Result<std::string>> read_configs(const std::vector<talos::Address>& addresses,
                                               const ApplyOptions& o) {
+    if (o.read_configs) {
+        return o.read_configs(addresses, o.read_concurrency);
+    }
     std::vector<Result<std::string>> out(addresses.size(),
                                          make_error(ErrorKind::Internal, "not read"));
     std::atomic<std::size_t> next{0};
@@ -730,6 +735,21 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
 
 } // namespace
 
+namespace {
+
+Result<std::string> machine_config_bytes(Result<talos::Resource> res) {
+    if (!res) {
+        return res.error();
+    }
+    auto spec = talos::decode_spec<talos::spec::MachineConfig>(*res);
+    if (!spec) {
+        return spec.error();
+    }
+    return spec->yaml_marshalled();
+}
+
+} // namespace
+
 ReadConfig config_reader(const talos::TalosContext& context,
                          const std::optional<talos::Address>& endpoint,
                          std::int64_t call_timeout_ms) {
@@ -740,15 +760,44 @@ ReadConfig config_reader(const talos::TalosContext& context,
             ep.emplace(*endpoint, dial);
         }
         talos::NodeClient c = ep ? talos::NodeClient(*ep, a.host) : talos::NodeClient(a, dial);
-        auto res = c.cosi_get(talos::kind::k_machine_config);
-        if (!res) {
-            return res.error();
+        return machine_config_bytes(c.cosi_get(talos::kind::k_machine_config));
+    };
+}
+
+ReadConfigs configs_reader(const talos::TalosContext& context,
+                           const std::optional<talos::Address>& endpoint,
+                           std::int64_t call_timeout_ms) {
+    return [context, endpoint, call_timeout_ms](const std::vector<talos::Address>& addresses,
+                                                int concurrency) {
+        std::vector<Result<std::string>> out(addresses.size(),
+                                             make_error(ErrorKind::Internal, "not read"));
+        const talos::DialOptions dial = talos::mutual_tls(context, call_timeout_ms);
+        std::optional<talos::Endpoint> ep; // made before the loops start, shared by them
+        if (endpoint) {
+            ep.emplace(*endpoint, dial);
         }
-        auto spec = talos::decode_spec<talos::spec::MachineConfig>(*res);
-        if (!spec) {
-            return spec.error();
-        }
-        return spec->yaml_marshalled();
+        std::atomic<std::size_t> next{0};
+        talos::run_on_loops(concurrency, addresses.size(), [&](talos::Loop& loop, int share) {
+            std::function<void()> start_next = [&] {
+                std::size_t i = next++;
+                if (i >= addresses.size()) {
+                    return;
+                }
+                talos::NodeClient c = ep ? talos::NodeClient(*ep, addresses[i].host)
+                                         : talos::NodeClient(addresses[i], dial);
+                // The client may go once its call is started; the call keeps what it needs.
+                c.cosi_get(loop, talos::kind::k_machine_config,
+                           [&out, i, &start_next](Result<talos::Resource> r) {
+                               out[i] = machine_config_bytes(std::move(r));
+                               start_next();
+                           });
+            };
+            for (int k = 0; k < share; ++k) {
+                start_next();
+            }
+            loop.run();
+        });
+        return out;
     };
 }
 

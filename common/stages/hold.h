@@ -42,6 +42,17 @@ ReadConfig config_reader(const talos::TalosContext& context,
                          const std::optional<talos::Address>& endpoint,
                          std::int64_t call_timeout_ms);
 
+// Many nodes' configurations at once, in the order given, up to `concurrency` in flight.
+using ReadConfigs = std::function<std::vector<Result<std::string>>(
+    const std::vector<talos::Address>& addresses, int concurrency)>;
+
+// config_reader's reads made asynchronously on talos::Loops (run_on_loops), as the inspection
+// makes its own: no thread blocked per node in flight, and through `endpoint` one connection for
+// them all instead of one each.
+ReadConfigs configs_reader(const talos::TalosContext& context,
+                           const std::optional<talos::Address>& endpoint,
+                           std::int64_t call_timeout_ms);
+
 // Applies, releases and aborts talk to the Ichor objects through `objects` (objects.h) and, for
 // the zero-drift check, to the node through `read_node` (default: inspect_node with `inspect`).
 struct ApplyOptions {
@@ -59,6 +70,8 @@ struct ApplyOptions {
     // Nodes read at once (at least 1). Above 1, read_config is called from that many threads and
     // must be safe to (config_reader's is: a client per call).
     int read_concurrency = 1;
+    // When set, the nodes are read with it (read_concurrency passed on) instead of read_config.
+    ReadConfigs read_configs;
     // TalosMachines created at once (1 to k_max_write_concurrency), when `writers` is set: each
     // worker writes through its own objects from `writers` (called on the caller's thread). Only
     // a run of consecutive TalosMachines of one role in the plan is written concurrently, in the

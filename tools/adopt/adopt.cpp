@@ -395,6 +395,7 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
         return stages::failed(ep.error());
     }
     ao.read_config = stages::config_reader(c.talos, *ep, o.talos.call_timeout_ms);
+    ao.read_configs = stages::configs_reader(c.talos, *ep, o.talos.call_timeout_ms);
     ao.write_concurrency = o.talos.concurrency;
     ao.writers = stages::writers_over(*c.kube);
     doc::ResourceList applied = std::move(plan);

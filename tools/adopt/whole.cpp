@@ -485,6 +485,7 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
                             stages::config_reader(w.talos, w.endpoint, o.talos.call_timeout_ms),
                             &w.bundle};
     ao.read_concurrency = o.talos.concurrency;
+    ao.read_configs = stages::configs_reader(w.talos, w.endpoint, o.talos.call_timeout_ms);
     ao.write_concurrency = o.talos.concurrency;
     ao.writers = stages::writers_over(*w.kube);
     // The blocked workers' results stay in the report; hold apply writes what the plan creates.
