@@ -799,49 +799,30 @@ void append_json_string(std::string& out, const std::string& s) {
 // every string for UTF-8 through its decoder, which over an inspection of 256 nodes was most of
 // the JSON output's time (bench/README.md).
 void append_json(std::string& out, const Value& v, int indent) {
-    switch (v.type()) {
-    case Value::value_t::object: {
+    const bool object = v.is_object();
+    if (object || v.is_array()) {
         if (v.empty()) {
-            out += "{}";
+            out += object ? "{}" : "[]";
             return;
         }
-        out += "{\n";
-        bool first = true;
+        out += object ? "{\n" : "[\n";
         for (auto it = v.begin(); it != v.end(); ++it) {
-            if (!first) {
+            if (it != v.begin()) {
                 out += ",\n";
             }
-            first = false;
             out.append(static_cast<std::size_t>(indent + 2), ' ');
-            append_json_string(out, it.key());
-            out += ": ";
+            if (object) {
+                append_json_string(out, it.key());
+                out += ": ";
+            }
             append_json(out, it.value(), indent + 2);
         }
         out += '\n';
         out.append(static_cast<std::size_t>(indent), ' ');
-        out += '}';
+        out += object ? '}' : ']';
         return;
     }
-    case Value::value_t::array: {
-        if (v.empty()) {
-            out += "[]";
-            return;
-        }
-        out += "[\n";
-        bool first = true;
-        for (const auto& e : v) {
-            if (!first) {
-                out += ",\n";
-            }
-            first = false;
-            out.append(static_cast<std::size_t>(indent + 2), ' ');
-            append_json(out, e, indent + 2);
-        }
-        out += '\n';
-        out.append(static_cast<std::size_t>(indent), ' ');
-        out += ']';
-        return;
-    }
+    switch (v.type()) {
     case Value::value_t::string:
         append_json_string(out, v.get_ref<const std::string&>());
         return;
