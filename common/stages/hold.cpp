@@ -733,10 +733,7 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
         "kubectl get talosmachine -n " + o.objects->ns() + " " + name + " -o yaml", "Timeout");
 }
 
-} // namespace
-
-namespace {
-
+// The bytes of a node's MachineConfig resource, as the node returned them.
 Result<std::string> machine_config_bytes(Result<talos::Resource> res) {
     if (!res) {
         return res.error();
