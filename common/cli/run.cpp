@@ -77,21 +77,23 @@ void run_completion(const CompletionRequest& req, Streams& s, CompletionSources 
     s.out.flush();
 }
 
+bool user_sets_malloc_arenas(const char* malloc_arena_max, const char* glibc_tunables) {
+    return malloc_arena_max != nullptr ||
+           (glibc_tunables != nullptr && std::strstr(glibc_tunables, "arena_max") != nullptr);
+}
+
 namespace {
 
 // At most two malloc arenas, unless the user set glibc's own knob. glibc gives each thread that
 // contends for the heap an arena of its own (up to eight per core), and memory freed in one arena
-// is not reused by another: the plan of a 256-node adoption peaked at 63.9 MB of RSS for 26 MB
-// of live heap, 60.4 MB with two arenas, for the same CPU (0.99x; inspect 1.00x; 9 and 11
+// is not reused by another: the plan of a 256-node adoption peaked at 64.2 MB of RSS for 26 MB
+// of live heap, 60.4 MB with two arenas, for the same CPU (1.007x; inspect 0.977x; 15 and 25
 // alternating runs, bench/README.md "2026-12-01 evening"). One arena saved more (58 MB) but
 // cost a tenth more CPU, the loop threads waiting for its lock.
 void limit_malloc_arenas() {
-    const char* tunables = std::getenv("GLIBC_TUNABLES");
-    if (std::getenv("MALLOC_ARENA_MAX") != nullptr ||
-        (tunables != nullptr && std::strstr(tunables, "arena_max") != nullptr)) {
-        return;
+    if (!user_sets_malloc_arenas(std::getenv("MALLOC_ARENA_MAX"), std::getenv("GLIBC_TUNABLES"))) {
+        mallopt(M_ARENA_MAX, 2);
     }
-    mallopt(M_ARENA_MAX, 2);
 }
 
 } // namespace

@@ -28,6 +28,10 @@ using RunFn = stages::Outcome (*)(const std::vector<std::string>& args, Streams&
 // failure is an Io error (exit 74). Exceptions that escape run are bugs: reported, exit 70.
 int run_main(int argc, char** argv, std::string_view verb, RunFn run);
 
+// run_main limits glibc to two malloc arenas (run.cpp says why) unless this is true: the user set
+// MALLOC_ARENA_MAX, or an arena_max in GLIBC_TUNABLES (either may be null: not set).
+bool user_sets_malloc_arenas(const char* malloc_arena_max, const char* glibc_tunables);
+
 // Runs `run` on the given streams, as run_main does after building them (tests call this). Sets
 // s.verb. A tool started with no argument and standard input not a terminal may be a KRM function
 // (kpt fn eval --exec): its input is read first and a functionConfig's data become its flags

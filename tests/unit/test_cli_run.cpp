@@ -118,3 +118,12 @@ TEST_CASE("run_parsed prints help text, fails on a usage error, or runs the body
         CHECK(ran == 1);
     }
 }
+
+TEST_CASE("the tools limit malloc's arenas unless the user set glibc's own knob", "[cli][run]") {
+    CHECK_FALSE(cli::user_sets_malloc_arenas(nullptr, nullptr));
+    CHECK_FALSE(cli::user_sets_malloc_arenas(nullptr, "glibc.malloc.tcache_count=64"));
+    CHECK(cli::user_sets_malloc_arenas("8", nullptr));
+    CHECK(cli::user_sets_malloc_arenas("", nullptr)); // set, even empty: glibc's to read
+    CHECK(cli::user_sets_malloc_arenas(nullptr,
+                                       "glibc.malloc.tcache_count=64:glibc.malloc.arena_max=4"));
+}

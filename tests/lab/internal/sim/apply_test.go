@@ -201,3 +201,38 @@ func TestApplyDryRun(t *testing.T) {
 		t.Errorf("call log has %d dry runs, want 3", dryRuns)
 	}
 }
+
+// The node keeps its running configuration loaded for dry runs (runningProvider); once the
+// configuration changes, a dry run diffs against the new one, not the one loaded before.
+func TestApplyDryRunAfterTheConfigurationChanged(t *testing.T) {
+	s := startSim(t, testScenario)
+	ctx := callCtx(t)
+	admin := talosClient(t, "t1", "talosconfig", "127.0.99.2")
+
+	before, err := os.ReadFile(filepath.Join(stateDir, "nodes", "t1-w", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dry := func(data []byte) string {
+		resp, err := admin.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_AUTO, DryRun: true})
+		if err != nil {
+			t.Fatalf("dry run: %v", err)
+		}
+
+		return resp.GetMessages()[0].GetModeDetails()
+	}
+
+	if got := dry(before); !strings.HasSuffix(got, "No changes.") {
+		t.Fatalf("dry run of the running configuration:\n%s", got)
+	}
+
+	if code := control(t, s, http.MethodPost, "/nodes/t1-w/config", "machine:\n  sysctls:\n    vm.max_map_count: \"262144\"\n", nil); code != http.StatusOK {
+		t.Fatalf("POST config: %d", code)
+	}
+
+	// the configuration of before is now missing the sysctl the node runs with
+	if got := dry(before); !strings.Contains(got, "\n-        vm.max_map_count: \"262144\"\n") {
+		t.Errorf("dry run of the earlier configuration after the change:\n%s", got)
+	}
+}
