@@ -108,7 +108,8 @@ bool put_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) {
                     machineconfig::parse(mc->yaml_marshalled(), r.address.text + ": configuration");
                 if (parsed) {
                     facts = machineconfig::extract_facts(*parsed);
-                    put(r.item, f::k_config) = machineconfig::digest_secrets(parsed->documents);
+                    put(r.item, f::k_config) =
+                        machineconfig::digest_secrets(std::move(parsed->documents));
                     put(r.item, f::k_config_digest) = util::sha256_digest(mc->yaml_marshalled());
                     have_config = true;
                 } else {

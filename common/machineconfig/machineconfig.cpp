@@ -112,10 +112,7 @@ void digest_in_place(Value& v, bool whole_is_secret) {
     }
 }
 
-} // namespace
-
-Value digest_secrets(const Value& document) {
-    Value out = document;
+void digest_document(Value& out) {
     // A field that carries a secret inside a free-form value (KubeEtcdEncryptionConfig's
     // EncryptionConfiguration) is a secret as a whole.
     for (const auto& r : layout::rows()) {
@@ -125,7 +122,21 @@ Value digest_secrets(const Value& document) {
         }
     }
     digest_in_place(out, false);
+}
+
+} // namespace
+
+Value digest_secrets(const Value& document) {
+    Value out = document;
+    digest_document(out);
     return out;
+}
+
+std::vector<Value> digest_secrets(std::vector<Value>&& documents) {
+    for (auto& d : documents) {
+        digest_document(d);
+    }
+    return std::move(documents);
 }
 
 std::vector<Value> digest_secrets(const std::vector<Value>& documents) {

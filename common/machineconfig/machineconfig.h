@@ -37,6 +37,8 @@ bool is_secret_key(std::string_view key);
 // idempotent.
 doc::Value digest_secrets(const doc::Value& document);
 std::vector<doc::Value> digest_secrets(const std::vector<doc::Value>& documents);
+// The same, in the documents given, for a caller that no longer needs them as they were.
+std::vector<doc::Value> digest_secrets(std::vector<doc::Value>&& documents);
 
 struct Install {
     std::string disk;

@@ -134,6 +134,19 @@ TEST_CASE("no secret value survives digesting", "[machineconfig]") {
         CHECK(out.find(util::sha256_digest("abcdef.0123456789abcdef")) != std::string::npos);
         CHECK(machineconfig::digest_secrets(digested) == digested);
         CHECK(out.find("Y2x1c3Rlci1pZA") != std::string::npos);
+        // The in-place form, which the inspection uses, gives the same documents.
+        auto moved = c->documents;
+        CHECK(machineconfig::digest_secrets(std::move(moved)) == digested);
+    }
+}
+
+TEST_CASE("sha256_digest is SHA-256 in hex, the same on every call", "[machineconfig]") {
+    // FIPS 180-2's test vectors: the implementation is fetched once and reused.
+    for (int i = 0; i < 2; ++i) {
+        CHECK(util::sha256_digest("abc") ==
+              "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        CHECK(util::sha256_digest("") ==
+              "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     }
 }
 
