@@ -140,12 +140,7 @@ std::vector<Value> digest_secrets(std::vector<Value>&& documents) {
 }
 
 std::vector<Value> digest_secrets(const std::vector<Value>& documents) {
-    std::vector<Value> out;
-    out.reserve(documents.size());
-    for (const auto& d : documents) {
-        out.push_back(digest_secrets(d));
-    }
-    return out;
+    return digest_secrets(std::vector<Value>(documents));
 }
 
 std::string pem_from_field(std::string_view field) {
