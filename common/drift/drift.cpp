@@ -259,6 +259,47 @@ std::string list_document(const std::string& dotted, const std::set<std::string>
     return {};
 }
 
+void leaves(const Value& v, std::vector<std::string>& path, std::vector<std::string>& out) {
+    if (v.is_object() && !v.empty()) {
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            path.push_back(it.key());
+            leaves(it.value(), path, out);
+            path.pop_back();
+        }
+        return;
+    }
+    out.push_back(util::join(path, "."));
+}
+
+// Where to delete `path` (which the node lacks and the render sets): its highest ancestor that
+// the node lacks too and whose every leaf in the render is in `removed`, else the path itself.
+std::vector<std::string> lifted(const std::vector<std::string>& path, const Value& live_facts,
+                                const Value& rendered_facts, const std::set<std::string>& removed) {
+    std::vector<std::string> at = path;
+    while (at.size() > 2) {
+        std::vector<std::string> parent(at.begin(), at.end() - 1);
+        if (find(live_facts, parent, parent.size()) != nullptr) {
+            break;
+        }
+        const Value* r = find(rendered_facts, parent, parent.size());
+        if (r == nullptr) {
+            break;
+        }
+        std::vector<std::string> p = parent;
+        std::vector<std::string> all;
+        leaves(*r, p, all);
+        bool covered = true;
+        for (const auto& l : all) {
+            covered = covered && removed.count(l) != 0;
+        }
+        if (!covered) {
+            break;
+        }
+        at = std::move(parent);
+    }
+    return at;
+}
+
 thread_local std::string t_pick_kind; // layout::to_documents takes a plain function
 
 bool pick_kind(const layout::Document& d) {
@@ -300,6 +341,14 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     std::map<std::string, Value> doc_deletes;
     std::map<std::string, Value> doc_sets;
     std::vector<Value> list_sets; // documents that hold a list's items, as the node has them
+    // The paths the node lacks that the render sets: a mapping the node does not have at all
+    // whose every leaf is among them is deleted whole, not left behind empty.
+    std::set<std::string> removed;
+    for (const auto& c : changes) {
+        if (c.current.is_null() && !c.proposed.is_null()) {
+            removed.insert(c.dotted);
+        }
+    }
     std::set<std::string> live_kinds;
     for (const auto& d : live) {
         if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
@@ -400,7 +449,8 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
             continue;
         }
         if (remove) {
-            at(deletes, c.path, c.path.size()) = delete_marker();
+            std::vector<std::string> where = lifted(c.path, live_facts, rendered_facts, removed);
+            at(deletes, where, where.size()) = delete_marker();
         }
         if (!value.is_null()) {
             at(sets, c.path, c.path.size()) = std::move(value);

@@ -36,7 +36,12 @@ const std::vector<Rule> k_rules = {
     // Install-time fields come from the node, so they are never drift; extras are captured.
     {"machine.install.extraKernelArgs", When::Always, Class::A, "InstallExtraKernelArgs", {}},
     {"machine.install.extensions", When::Always, Class::A, "InstallExtensions", {}},
-    {"machine.install", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.disk", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.diskSelector", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.image", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.wipe", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.grubUseUKICmdline", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
 
     // Class A: captured into the machine's TalosConfigPatch.
     {"machine.sysctls", When::Always, Class::A, "Sysctl", {}},
