@@ -1,5 +1,6 @@
 #include "common/bundle/bundle.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
@@ -204,7 +205,8 @@ Status refuse_rotation(const Value& secret) {
                           "Secret " + doc::get_string(secret, "metadata.namespace") + "/" +
                               doc::get_string(secret, "metadata.name") +
                               " holds rotation.yaml: a CA rotation is under way, and the nodes "
-                              "trust other CAs until it ends; nothing was written",
+                              "trust other CAs until it ends; " +
+                              std::string(vocab::k_nothing_written),
                           "finish the rotation first, then run this again", "RotationInProgress");
     }
     return ok_status();

@@ -1,6 +1,7 @@
 #include "common/cli/consent.h"
 
 #include "common/cli/prompt.h"
+#include "common/doc/vocabulary.h"
 
 #include <ostream>
 
@@ -21,13 +22,14 @@ Status obtain_consent(Streams& s, const std::string& what, const std::vector<std
     }
     if (!can_prompt(s)) {
         return make_error(ErrorKind::Findings,
-                          "consent needed to " + what +
-                              ", and there is no terminal to ask; nothing was written",
+                          "consent needed to " + what + ", and there is no terminal to ask; " +
+                              std::string(vocab::k_nothing_written),
                           "read the plan, then run again with --yes", "ConsentNeeded");
     }
     auto answer = prompt_line(s, "Type yes to " + what + ": ");
     if (!answer || *answer != "yes") {
-        return make_error(ErrorKind::Findings, "not confirmed; nothing was written", "",
+        return make_error(ErrorKind::Findings,
+                          "not confirmed; " + std::string(vocab::k_nothing_written), "",
                           "NotConfirmed");
     }
     return ok_status();

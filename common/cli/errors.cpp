@@ -1,6 +1,8 @@
 #include "common/cli/errors.h"
 
+#include <algorithm>
 #include <ostream>
+#include <string>
 
 namespace ichor::cli {
 
@@ -64,9 +66,25 @@ void report_error(Streams& s, std::string_view verb, const Error& e) {
 }
 
 void report_warning(Streams& s, std::string_view verb, std::string_view message) {
+    if (s.quiet) {
+        return;
+    }
     prefix(s, verb, "warning", "\033[33m");
     s.err << message << '\n';
     s.err.flush();
+}
+
+void report_finding(Streams& s, std::string_view verb, std::string_view severity,
+                    std::string_view message) {
+    std::string line(message);
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    if (severity == "error") {
+        prefix(s, verb, "error", "\033[31m");
+        s.err << line << '\n';
+        s.err.flush();
+    } else if (severity == "warning") {
+        report_warning(s, verb, line);
+    }
 }
 
 } // namespace ichor::cli

@@ -19,7 +19,12 @@ std::string_view exit_status_help();
 
 // Prints "kubectl ichor VERB: error: MESSAGE" and, when there is one, "hint: HINT" to err.
 void report_error(Streams& s, std::string_view verb, const Error& e);
-// Prints "kubectl ichor VERB: warning: MESSAGE" to err.
+// Prints "kubectl ichor VERB: warning: MESSAGE" to err; nothing under -q (s.quiet).
 void report_warning(Streams& s, std::string_view verb, std::string_view message);
+// Prints a finding of the list's results as one line: "kubectl ichor VERB: error: MESSAGE" for
+// severity error, as report_warning for warning (so nothing under -q); nothing for info. A line
+// break in the message becomes a space.
+void report_finding(Streams& s, std::string_view verb, std::string_view severity,
+                    std::string_view message);
 
 } // namespace ichor::cli

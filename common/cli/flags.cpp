@@ -17,7 +17,8 @@ cxxopts::Options make_options(const ToolInfo& info) {
     cxxopts::Options opts("kubectl ichor " + info.verb, info.summary);
     opts.custom_help("[flags]");
     opts.set_width(100);
-    opts.add_options()("h,help", "show this help")("version", "print the version");
+    opts.add_options()("h,help", "show this help")("version", "print the version")(
+        "q,quiet", "print no warnings on stderr (errors still print)");
     return opts;
 }
 
@@ -253,10 +254,13 @@ void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view def
     g("secrets-bundle", "the cluster's secrets bundle (" + std::string(default_text) + ")",
       cxxopts::value<std::string>(), "FILE");
     if (recover) {
-        g("recover-secrets", "rebuild the bundle from a control plane's configuration");
+        g("recover-secrets", "rebuild the bundle from a control plane's configuration (held in "
+                             "memory; no file is written unless --recover-to FILE is given)");
         g("recover-from", "with --recover-secrets: the control plane",
           cxxopts::value<std::string>(), "ADDRESS");
-        g("recover-to", "where the recovered bundle is written (0600)",
+        g("recover-to",
+          "write the recovered bundle to FILE (0600, never over a file); without it no file is "
+          "written: the bundle Secret in the cluster is the copy the suite keeps",
           cxxopts::value<std::string>(), "FILE");
     }
 }

@@ -37,12 +37,13 @@ template <class T> struct Parsed {
     std::optional<T> options;
     std::string text; // help or version text to print on stdout when options is empty
     std::optional<CompletionRequest> completion; // `__complete ARGS... WORD` (cli/complete.h)
+    bool quiet = false; // -q, --quiet: no warnings on stderr (run_parsed sets Streams::quiet)
 };
 
 std::string version_text(const ToolInfo& info);
 std::string help_text(const ToolInfo& info, const cxxopts::Options& opts);
 
-// Makes the cxxopts parser of a tool, with --help and --version.
+// Makes the cxxopts parser of a tool, with --help, --version and -q, --quiet.
 cxxopts::Options make_options(const ToolInfo& info);
 
 // Runs cxxopts over args (args[0] is the program). Usage errors name the flag.
@@ -66,6 +67,7 @@ Result<Parsed<T>> parse_tool(const ToolInfo& info, cxxopts::Options& opts,
         return r.error();
     }
     Parsed<T> p;
+    p.quiet = r->count("quiet") != 0;
     if (r->count("help") != 0) {
         p.text = help_text(info, opts);
         return p;
@@ -164,16 +166,17 @@ struct BundleOptions {
     std::string file;         // --secrets-bundle
     bool recover = false;     // --recover-secrets
     std::string recover_from; // --recover-from
-    std::string recover_to;   // --recover-to; empty: CLUSTER-secrets.yaml
+    std::string recover_to;   // --recover-to; empty: no file is written
 
     // Where the bundle is read when it is neither a file nor recovered.
     [[nodiscard]] bool from_secret() const { return file.empty() && !recover; }
 
     // The bundle from the source given: the file (a warning when group or others can read it), a
     // control plane's configuration read with `talos`, through `endpoint` when set (written 0600
-    // to recover_to, never over a file), else the Secret of `cluster` through `kube`. Whatever the
-    // source, refused while a CA rotation is under way when `kube` and `cluster` are given
-    // (stages::load_bundle). Warnings go to s.err as the tool `verb`'s.
+    // to recover_to when given, never over a file; else kept in memory only), else the Secret of
+    // `cluster` through `kube`. Whatever the source, refused while a CA rotation is under way when
+    // `kube` and `cluster` are given (stages::load_bundle). Warnings go to s.err as the tool
+    // `verb`'s.
     struct Sources {
         const talos::TalosContext* talos = nullptr;
         kube::Client* kube = nullptr;

@@ -22,9 +22,9 @@ std::string KubeOptions::offline_ns() const {
 Result<bundle::Bundle> BundleOptions::load(Streams& s, std::string_view verb,
                                            const Sources& from) const {
     auto warn = [&s, verb](std::string_view m) { report_warning(s, verb, m); };
-    stages::BundleSource src{file, recover_from,
-                             recover_to.empty() ? from.cluster_name + "-secrets.yaml" : recover_to,
-                             from.call_timeout_ms, from.endpoint};
+    // No file unless --recover-to names one: the bundle Secret in the cluster is the copy the suite
+    // keeps, and a file nobody asked for would make the same command's rerun fail on it.
+    stages::BundleSource src{file, recover_from, recover_to, from.call_timeout_ms, from.endpoint};
     return stages::load_bundle(src, from.talos, from.kube, from.cluster, warn);
 }
 

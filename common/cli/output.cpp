@@ -147,10 +147,36 @@ bool prints_envelope(const OutputOptions& o) {
     return o.format != "objects" && (!o.jq.empty() || o.format != "table");
 }
 
+bool ran_here(const doc::ResourceList& list, const doc::Value& result) {
+    if (!result.contains("tags") || !result["tags"].is_object()) {
+        return false;
+    }
+    const std::string stage = result["tags"].value(std::string(vocab::k_tag_stage), "");
+    return std::find(list.stages_run.begin(), list.stages_run.end(), stage) !=
+           list.stages_run.end();
+}
+
+// Stdout is a file or a pipe: each error and warning this process made is said on stderr too, so
+// that a refusal redirected into plan.yaml still reaches the person (kubectl and talosctl put
+// errors on stderr). The results an earlier tool of a pipe made were said by that tool. -o objects
+// says its left-out results itself (warn_results_left_out).
+void echo_findings(Streams& s, const OutputOptions& o, const doc::ResourceList& list) {
+    if (s.out_tty || o.format == "objects") {
+        return;
+    }
+    for (const auto& r : list.results) {
+        if (r.is_object() && ran_here(list, r)) {
+            report_finding(s, s.verb, r.value("severity", "info"), r.value("message", ""));
+        }
+    }
+}
+
 } // namespace
 
-Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
-                  const TableFn& table) {
+namespace {
+
+Status write_list_once(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
+                       const TableFn& table) {
     if (prints_envelope(o)) {
         doc::Value envelope = list.to_value();
         if (!list.function_config.is_null()) {
@@ -182,11 +208,21 @@ Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& l
     return ok_status();
 }
 
+} // namespace
+
+Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
+                  const TableFn& table) {
+    Status st = write_list_once(s, o, list, table);
+    echo_findings(s, o, list);
+    return st;
+}
+
 Status write_list(Streams& s, const OutputOptions& o, doc::ResourceList&& list,
                   const TableFn& table) {
     if (!prints_envelope(o)) {
         return write_list(s, o, std::as_const(list), table);
     }
+    echo_findings(s, o, list); // before the move: the results go into the envelope
     const bool orchestrated = !list.function_config.is_null();
     doc::Value envelope = std::move(list).to_value();
     if (orchestrated) {

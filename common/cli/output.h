@@ -18,7 +18,10 @@ using TableFn = std::function<std::string(const doc::ResourceList&, bool color)>
 // prints (the envelope, or with -o objects the List) and its outputs are printed. A table prints
 // the items, then one line per result. -o objects prints objects_list(list) as YAML; the results
 // it leaves out are not lost: each error result is printed on s.err as a warning, and a count of
-// the warning results (info results are not mentioned).
+// the warning results (info results are not mentioned). Unless stdout is a terminal (or -o
+// objects), each error and warning result of a stage that ran over the list in this process
+// (list.stages_run) is also printed on s.err, one line each (report_finding; warnings not under
+// -q): the results an earlier tool of a pipe made, that tool printed.
 Status write_list(Streams& s, const OutputOptions& o, const doc::ResourceList& list,
                   const TableFn& table);
 // The same, for a list the caller is done with: its items are moved into what is printed instead

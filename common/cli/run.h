@@ -76,6 +76,7 @@ stages::Outcome run_parsed(Result<Parsed<Options>> parsed, Streams& s, Body&& bo
         s.out << parsed->text;
         return {};
     }
+    s.quiet = parsed->quiet;
     return body(*parsed->options, s);
 }
 

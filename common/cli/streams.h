@@ -17,7 +17,8 @@ struct Streams {
     bool err_tty = false;
     bool color = false; // err is a terminal and NO_COLOR is unset
     Environment env;
-    std::string verb; // the tool's verb, set by run_tool: its warnings name it
+    std::string verb;   // the tool's verb, set by run_tool: its warnings name it
+    bool quiet = false; // -q: report_warning prints nothing (errors still print)
 };
 
 // Reads the real environment and terminals (the only place that does).

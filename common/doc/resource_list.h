@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ichor::doc {
 
@@ -26,6 +27,10 @@ struct ResourceList {
     // The invocation's configuration an orchestrator sent (kpt fn eval: a ConfigMap whose data
     // are the flags, docs/stream.md "Under kpt"); null when none came. Never an item.
     Value function_config;
+    // The stages that ran over this list in this process (run_stage adds each), so that a tool
+    // echoes on stderr only the findings it made, not those it passes on (cli/output.h). Never
+    // read or written: a list read from a stream starts with none.
+    std::vector<std::string> stages_run;
 
     // Appends a result. `code` goes to tags; `ref` (optional) is the item it is about.
     void add_result(Severity severity, std::string message, std::string code,

@@ -56,6 +56,8 @@ inline constexpr std::string_view k_tag_node = "ichor.maesh.dev/node";
 // patch): the nodes, comma-separated, as the user wrote them.
 inline constexpr std::string_view k_tag_nodes = "ichor.maesh.dev/nodes";
 inline constexpr std::string_view k_tag_hint = "ichor.maesh.dev/hint";
+// The one wording of what a refusal leaves behind ("...; nothing was written"), in every message.
+inline constexpr std::string_view k_nothing_written = "nothing was written";
 // The stage that wrote a result (common/stages/stage.h).
 inline constexpr std::string_view k_tag_stage = "ichor.maesh.dev/stage";
 // The findings of earlier stages that a result stands for (common/stages/stage.h, add_folded).

@@ -109,7 +109,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
     if (l.present) {
         list.add_result(doc::Severity::Info,
                         a + ": already in spec.discovery.addresses of TalosCluster " + o.cluster +
-                            "; nothing was written",
+                            "; " + std::string(vocab::k_nothing_written),
                         "AlreadyListed", nullptr, node_tags(a));
     } else {
         l.entries.push_back(discovery_entry(o.address));

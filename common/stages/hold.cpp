@@ -143,7 +143,8 @@ Status check_plan_writable(const doc::ResourceList& plan) {
         return make_error(
             ErrorKind::Findings,
             "the plan carries " + std::to_string(errors) +
-                " error result(s) (refused or blocked machines); nothing was written",
+                " error result(s) (refused or blocked machines); " +
+                std::string(vocab::k_nothing_written),
             "read them with: kubectl ichor inspect -f PLAN -o table; fix them and plan again",
             "PlanHasErrors");
     }
@@ -152,7 +153,8 @@ Status check_plan_writable(const doc::ResourceList& plan) {
             return ok_status();
         }
     }
-    return make_error(ErrorKind::Findings, "the plan creates nothing; nothing was written", "",
+    return make_error(ErrorKind::Findings,
+                      "the plan creates nothing; " + std::string(vocab::k_nothing_written), "",
                       "NothingToAdopt");
 }
 
@@ -289,7 +291,8 @@ Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
     if (basis == nullptr) {
         return make_error(ErrorKind::Findings,
                           "the plan records no PlanBasis (what it was made from), so whether it "
-                          "is stale cannot be told; nothing was written",
+                          "is stale cannot be told; " +
+                              std::string(vocab::k_nothing_written),
                           "plan again with this release: kubectl ichor drift --cluster NAME -f "
                           "TRUSTED",
                           "NoPlanBasis");
@@ -317,7 +320,8 @@ Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
         Result<std::string>& bytes = read[i++];
         if (!bytes) {
             return bytes.error().wrap("reading the configuration of " + text +
-                                      " before the first write (nothing was written)");
+                                      " before the first write (" +
+                                      std::string(vocab::k_nothing_written) + ")");
         }
         const std::string was = n.value("configDigest", "");
         if (std::string now = util::sha256_digest(*bytes); now != was) {
@@ -328,8 +332,8 @@ Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
     }
     if (!changed->empty()) {
         return make_error(ErrorKind::Findings,
-                          "the plan is stale: " + util::join(*changed, "; ") +
-                              "; nothing was written",
+                          "the plan is stale: " + util::join(*changed, "; ") + "; " +
+                              std::string(vocab::k_nothing_written),
                           "plan again: kubectl ichor inspect ADDRESS... | kubectl ichor "
                           "trustcheck --cluster NAME | kubectl ichor drift --cluster NAME",
                           "StalePlan");
@@ -351,8 +355,8 @@ Status backup_folder(const std::string& dir) {
     if ((st.st_mode & 077) != 0) {
         return make_error(ErrorKind::Config,
                           "the backup folder " + dir +
-                              " can be entered by group or others, and backups hold secrets; "
-                              "nothing was written",
+                              " can be entered by group or others, and backups hold secrets; " +
+                              std::string(vocab::k_nothing_written),
                           "chmod 700 " + dir, "BackupFolderOpen");
     }
     return ok_status();
@@ -571,11 +575,12 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
         }
         for (const auto& item : list.items) {
             if (is_bundle_secret(item) && o.bundle == nullptr) {
-                return failed(make_error(
-                    ErrorKind::Usage,
-                    "the plan creates the bundle Secret " + name_of(item) +
-                        ", and no secrets bundle was given; nothing was written",
-                    "kubectl ichor hold apply -f PLAN --secrets-bundle FILE", "NoBundle"));
+                return failed(make_error(ErrorKind::Usage,
+                                         "the plan creates the bundle Secret " + name_of(item) +
+                                             ", and no secrets bundle was given; " +
+                                             std::string(vocab::k_nothing_written),
+                                         "kubectl ichor hold apply -f PLAN --secrets-bundle FILE",
+                                         "NoBundle"));
             }
         }
         auto fresh = read_and_check(list, o);
@@ -609,8 +614,8 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
             Value tags = Value::object();
             tags[std::string(doc::k_tag_node)] = node;
             list.add_result(doc::Severity::Error,
-                            node + ": refused or blocked by the plan (its results say why); "
-                                   "nothing was written for it",
+                            node + ": refused or blocked by the plan (its results say why); " +
+                                std::string(vocab::k_nothing_written) + " for it",
                             "StoppedByPlan", nullptr, tags);
         }
         std::vector<const Value*> items;

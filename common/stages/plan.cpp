@@ -482,8 +482,8 @@ void control_plane_count(std::vector<NodePlan>& nodes, const render::ClusterSpec
                    n.address + ": is a control plane, and TalosCluster " + c.name +
                        " would then have " + want +
                        " control planes, more than its spec.controlPlane.count " +
-                       std::to_string(c.control_plane_count) +
-                       "; nothing was written for it: raise the count first",
+                       std::to_string(c.control_plane_count) + "; " +
+                       std::string(vocab::k_nothing_written) + " for it: raise the count first",
                    "ControlPlaneCount",
                    "kubectl patch taloscluster " + c.name + " -n " + o.ns +
                        " --type merge -p '{\"spec\":{\"controlPlane\":{\"count\":" + want + "}}}'");
@@ -506,6 +506,12 @@ std::string names_of(const std::vector<NodePlan>& nodes, bool writable) {
     return util::join(out, ", ");
 }
 
+// What the stopped machines are: refused (by the trust check or a pre-write rule), blocked (by
+// drift), or both.
+std::string stopped_word(const PlanSummary& s) {
+    return s.blocked == 0 ? "refused" : s.refused == 0 ? "blocked" : "refused or blocked";
+}
+
 void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, const PlanSummary& s,
                const PlanOptions& o) {
     const int stopped = s.blocked + s.refused;
@@ -517,13 +523,13 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         tags[std::string(vocab::k_tag_hint)] = hint;
         if (o.add_machine) {
             list.add_result(doc::Severity::Error,
-                            "every machine is blocked (" + names_of(nodes, false) +
-                                "): nothing was written; hint: " + hint,
+                            "every machine is " + stopped_word(s) + " (" + names_of(nodes, false) +
+                                "); " + std::string(vocab::k_nothing_written) + "; hint: " + hint,
                             "NothingWritten", nullptr, tags);
         } else {
             list.add_result(doc::Severity::Error,
-                            "nothing to adopt: " + names_of(nodes, false) +
-                                " blocked; hint: " + hint,
+                            "nothing to adopt: " + names_of(nodes, false) + " " + stopped_word(s) +
+                                "; hint: " + hint,
                             "NothingToAdopt", nullptr, tags);
         }
         return;
@@ -539,7 +545,8 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
                        (s.writable == 1 ? " machine" : " machines") +
                        " to adopt: " + names_of(nodes, true);
     if (stopped > 0) {
-        text += "; " + std::to_string(stopped) + " blocked: " + names_of(nodes, false);
+        text +=
+            "; " + std::to_string(stopped) + " " + stopped_word(s) + ": " + names_of(nodes, false);
     }
     list.add_result(doc::Severity::Info, text, "Plan");
 }
@@ -781,7 +788,8 @@ std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
     }
     std::string out = rows.size() > 1 ? util::format_table(rows) : "no machine to create\n";
     if (others > 0) {
-        out += "(" + std::to_string(others) + " other items passed through)\n";
+        out += "(" + std::to_string(others) + (others == 1 ? " other item" : " other items") +
+               " passed through)\n";
     }
     return out;
 }

@@ -424,7 +424,7 @@ void check_cni(const ClusterCni& c, doc::ResourceList& list, Refusals& refuse) {
                         "CiliumPreflight");
     } else if (!c.accept_diff) {
         refuse.add("cni: the live Cilium differs from Ichor's render in " + std::to_string(diffs) +
-                       " value(s) (above); nothing was written",
+                       " value(s) (above); " + std::string(vocab::k_nothing_written),
                    "CiliumDiffRefused",
                    "set them in a values file (--cilium-values FILE), or accept the "
                    "differences with --accept-cilium-diff");
@@ -1015,8 +1015,10 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         if (n->role == "controlplane") {
             cp_blocked = true;
             refuse.add(n->address + ": control plane " + n->hostname +
-                           " is blocked (see its results above), and a cluster is not adopted "
-                           "without all its control planes; nothing was written",
+                           " is refused or blocked (see its results above), and a cluster is "
+                           "not adopted "
+                           "without all its control planes; " +
+                           std::string(vocab::k_nothing_written),
                        "ControlPlaneBlocked", "change the node as its results say, then plan again",
                        n->item);
         }
@@ -1160,7 +1162,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
                           (o.cni.action.empty() ? std::string() : " (" + o.cni.action + ")");
     if (!left_out.empty()) {
         summary += "; " + std::to_string(left_out.size()) +
-                   " worker(s) blocked and left out: " + addresses_of(left_out);
+                   " worker(s) refused or blocked and left out: " + addresses_of(left_out);
     }
     list.add_result(doc::Severity::Info, summary, "Plan");
     for (auto& c : created) {

@@ -288,7 +288,8 @@ struct Flow {
                      (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) +
                      " and the node now presents " + fingerprint +
                      ": discovery re-records its fingerprint, disks and links at its next pass "
-                     "(Event MaintenanceIdentityRefreshed); reclaim wrote nothing to it",
+                     "(Event MaintenanceIdentityRefreshed); " +
+                     std::string(vocab::k_nothing_written) + " to it by reclaim",
                  "LeftToDiscovery");
             return std::move(out);
         }

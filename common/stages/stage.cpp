@@ -1,5 +1,7 @@
 #include "common/stages/stage.h"
 
+#include <algorithm>
+
 namespace ichor::stages {
 
 std::optional<ErrorKind> category(const Outcome& o) {
@@ -79,6 +81,14 @@ void mark_results(doc::ResourceList& list) {
         }
         if (!r["tags"].contains(std::string(k_tag_stage))) {
             r["tags"][std::string(k_tag_stage)] = nullptr; // the mark
+        }
+    }
+}
+
+void note_stages_run(doc::ResourceList& list, const std::vector<std::string>& names) {
+    for (const auto& n : names) {
+        if (std::find(list.stages_run.begin(), list.stages_run.end(), n) == list.stages_run.end()) {
+            list.stages_run.push_back(n);
         }
     }
 }

@@ -15,7 +15,9 @@
 #include "common/util/result.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace ichor::stages {
 
@@ -47,7 +49,7 @@ inline constexpr std::string_view k_tag_stage = vocab::k_tag_stage;
 // Runs `body` as stage `name` over `list`: first drops the results an earlier run of `name` left
 // (so a stage run again over its own output replaces its results instead of repeating them),
 // then tags every result the body added with `name`, whether the body appended to the list or
-// replaced it.
+// replaced it, and records `name` in list.stages_run (with the names recorded before the body).
 template <class Body>
 Outcome run_stage(std::string_view name, doc::ResourceList& list, Body&& body);
 
@@ -66,13 +68,19 @@ void drop_results_of(doc::ResourceList& list, std::string_view name);
 void mark_results(doc::ResourceList& list);
 // Tags every result that has no stage tag with `name`, and removes the marks.
 void tag_new(doc::ResourceList& list, std::string_view name);
+// Adds the names to list.stages_run that it does not hold yet. A tool that carries the results of
+// one list into another carries their stages with them.
+void note_stages_run(doc::ResourceList& list, const std::vector<std::string>& names);
 
 template <class Body>
 Outcome run_stage(std::string_view name, doc::ResourceList& list, Body&& body) {
     drop_results_of(list, name);
     mark_results(list);
+    std::vector<std::string> ran = list.stages_run;
     Outcome out = body();
     tag_new(list, name);
+    note_stages_run(list, ran);
+    note_stages_run(list, {std::string(name)});
     return out;
 }
 

@@ -61,7 +61,8 @@ std::string inspection_table(const doc::ResourceList& list, bool /*color*/) {
     }
     std::string out = util::format_table(rows);
     if (others > 0) {
-        out += "(" + std::to_string(others) + " other items passed through)\n";
+        out += "(" + std::to_string(others) + (others == 1 ? " other item" : " other items") +
+               " passed through)\n";
     }
     return out;
 }

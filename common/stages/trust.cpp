@@ -100,8 +100,8 @@ Verdict judge(const inspection::View& node, const bundle::Bundle& b, const Trust
         std::string why = !id_ok ? "its cluster ID is not the one of the bundle"
                                  : "it names this cluster's ID but not the bundle's Talos API CA";
         return {"OtherCluster",
-                address + ": belongs to " + who + ", not to \"" + o.cluster + "\" (" + why +
-                    "); nothing was written" + both,
+                address + ": belongs to " + who + ", not to \"" + o.cluster + "\" (" + why + "); " +
+                    std::string(vocab::k_nothing_written) + both,
                 reclaim, id_ok, ca_ok};
     }
     return {std::string(f::verdict::k_member), {}, {}, id_ok, ca_ok};

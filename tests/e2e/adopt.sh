@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kubectl ichor adopt --add-machine and kubectl ichor hold on the lab (issue 6: E1, E2, E4).
+# kubectl ichor adopt --add-machine and kubectl ichor hold on the lab (ADR 0128 E1, E2, E4).
 # Leaves the lab as it found it: the machines it adds are removed again at the end.
 . "$(dirname "$0")/lib.sh"
 A=$ICHOR_BIN/kubectl-ichor-adopt

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lab's Cilium for issue 13 (docs/lab.md, "Cilium objects and Helm records"), on a private
+# The lab's Cilium for the CNI cases (docs/lab.md, "Cilium objects and Helm records"), on a private
 # Kubernetes API of its own (tests/lab/kube/start; the shared lab's objects are not touched):
 # helm-record writes a release record Helm's storage reads back, a second revision supersedes the
 # first, the record's values are Helm's encoding (base64, gzip, JSON) under the API's base64, and

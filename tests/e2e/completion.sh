@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Completion against the lab (issue 15): --cluster offers the TalosClusters the lab's API serves
+# Completion against the lab (README.md, "Shell completion"): --cluster offers the TalosClusters the lab's API serves
 # (kubectl get is the oracle), in each of bash, zsh and fish loading `kubectl-ichor completion
 # SHELL`; the talosconfig's contexts and addresses come from the lab's talosconfig. Then kubectl's
 # own plugin completion (kubectl >= 1.26 runs kubectl_complete-ichor from PATH), the krew way:

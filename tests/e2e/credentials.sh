@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kubectl ichor credentials: a talosconfig minted from the cluster's bundle (issue 6).
+# kubectl ichor credentials: a talosconfig minted from the cluster's bundle (ADR 0128 decision 1, step 2).
 . "$(dirname "$0")/lib.sh"
 C=$ICHOR_BIN/kubectl-ichor-credentials
 f=$OUT/talosconfig-prod

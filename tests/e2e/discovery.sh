@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kubectl ichor discovery add on the lab (issue 14, ADR departure 7; ADR 0128 decision 2, the
+# kubectl ichor discovery add on the lab (docs/design.md, "A ninth tool"; ADR 0128 decision 2, the
 # discovery hint): the address goes into spec.discovery.addresses once, a malformed one is refused
 # before any write, and the probe says what becomes of the machine: maintenance mode (discovery's),
 # this cluster's PKI (adopt --add-machine), another cluster's (reclaim), no answer. Leaves the lab's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kubectl ichor drift, online, on its own nodes (issue 5): tests/lab/scenarios/drift.yaml in a
+# kubectl ichor drift, online, on its own nodes (docs/drift-rules.md): tests/lab/scenarios/drift.yaml in a
 # talos-sim of this test (127.0.44.x) and a TalosCluster recorded in namespace drift-e2e of the
 # lab's apiserver at version contract 1.12. A node of Talos's own contract 1.14 shows no drift
 # that a v1alpha1 node of the same facts does not, beyond the contract's defaults (class B), and

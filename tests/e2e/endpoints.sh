@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nodes through the talosconfig endpoint (issue 16): prod's nodes read through its control plane
+# Nodes through the talosconfig endpoint (docs/talos-client.md): prod's nodes read through its control plane
 # only give the same facts as read directly; trustcheck and drift judge them alike; a worker as
 # endpoint refuses; another cluster's node is told apart from the endpoint; every other tool that
 # talks to nodes (trustcheck's recovery, adopt, hold release) goes through the endpoint too, the
@@ -74,7 +74,10 @@ expect_eq "trustcheck: member through the endpoint" "$(verdict "$OUT/t-via.json"
 run_in d_direct "$OUT/t-direct.json" "$D" --cluster prod -o json
 run_in d_via "$OUT/t-via.json" "$D" --cluster prod -o json
 dclasses() { out "$1" | jq -r '[.results[] | select(.tags["ichor.maesh.dev/class"]) | .tags["ichor.maesh.dev/class"] + ":" + .tags["ichor.maesh.dev/code"]] | unique | join(",")'; }
-expect_eq "drift: exit 0 through the endpoint" "$(rc d_via)" "$(rc d_direct)"
+expect_eq "drift: exit 0 directly" "$(rc d_direct)" 0
+expect_eq "drift: exit 0 through the endpoint" "$(rc d_via)" 0
+expect_eq "drift: a TalosMachine planned for the worker" \
+  "$(out d_direct | jq -r '[.items[] | select(.kind == "TalosMachine") | .spec.address] | join(",")')" "$W2"
 expect_eq "drift: the same classes" "$(dclasses d_via)" "$(dclasses d_direct)"
 expect_eq "drift: the same objects" "$(out d_via | jq -S '[.items[] | select(.kind != "Inspection")]')" "$(out d_direct | jq -S '[.items[] | select(.kind != "Inspection")]')"
 

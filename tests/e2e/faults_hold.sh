@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault matrix of issue 14 for the writer (kubectl ichor hold): each Kubernetes API fault
+# The fault matrix for the writer (kubectl ichor hold): each Kubernetes API fault
 # injected from the test side by kube-fault-proxy (docs/lab.md) during hold apply of one saved
 # plan (a TalosMachine and its TalosConfigPatch), then a rerun without the fault. Every case:
 # nothing lost (no object half-written, nobody else's object touched), and the rerun converges
@@ -162,10 +162,10 @@ expect_eq "both: the API log shows the control plane's hold removed first" \
   "$(fault_proxy_log "$FP" '[.[] | select(.method == "PATCH" and (.path | test("/talosmachines/"))) | .path | split("/") | last] | join(",")')" \
   "prod-cp-2,prod-w-2"
 
-# adopt --add-machine --yes killed after its second and its third write (its patch, the release),
-# then run again: it converges to the plan's objects, released and Ready. Not after its first (the
-# machine alone): the rerun skips the held machine as already adopted and its zero-drift check
-# fails for the patch that was never written, so it never converges: a known gap, not yet fixed.
+# adopt --add-machine --yes killed after each of its three writes (its patch, its machine, the
+# release), then run again: it converges to the plan's objects, released and Ready. The patch is
+# written before the machine, so a run killed between the two leaves no held machine whose
+# zero-drift check would wait for ever for a patch never written.
 cleanup
 ready_or_held() { # the machine's Ready status and hold, once Ready is set (at most 30 s)
   local v

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-cluster adoption (issue 12, "End-to-end tests") on the home scenario: --plan writes
+# Whole-cluster adoption (docs/adopt-guide.md) on the home scenario: --plan writes
 # nothing and layers the drift; the tool killed between two writes and hold abort while all is
 # held; the adoption (six machines Ready, no ApplyConfiguration and no Reset on any node); a
 # rerun that exits 0 with nothing new; then every refusal variant: its text, its exit code, and
@@ -151,8 +151,10 @@ expect_eq "without --cni-unmanaged: refused (flannel)" "$(out nocni | jq -r '[.r
 
 # a blocked worker stays out, the others go on: exit 5
 home_up home-classc-worker
-run partial "$A" --talosconfig "$(talosconfig home)" --nodes "$HOME_ADDRS" --cni-unmanaged --yes --timeout 60s
+run partial "$A" --talosconfig "$(talosconfig home)" --nodes "$HOME_ADDRS" --cni-unmanaged --yes --timeout 60s -o json
 expect_eq "a blocked worker: exit 5 (partial)" "$(rc partial)" 5
 expect_eq "a blocked worker: the five others adopted" "$(k get talosmachine -o name | wc -l)" 5
-expect_contains "a blocked worker: named" "$(out partial)" "127.0.0.55"
+expect_eq "a blocked worker: no TalosMachine for it" "$(k get talosmachine -o json | jq -r '[.items[] | select(.spec.address == "127.0.0.55")] | length')" 0
+expect_contains "a blocked worker: named in an error result" \
+  "$(out partial | jq -r '.results[] | select(.severity == "error") | .message')" "127.0.0.55: "
 finish

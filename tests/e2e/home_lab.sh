@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The home scenario (issue 12, "The lab") in a private lab: the cluster's own Kubernetes API
+# The home scenario (docs/lab.md, "The home scenarios") in a private lab: the cluster's own Kubernetes API
 # holds six Ready Nodes and flannel, and lab-controller brings released machines of `home` to
 # Ready when the TalosCluster, its bundle Secret and the machines were written as the
 # whole-cluster adoption writes them (not seeded). Then home-nocrds: the Ichor API not served.

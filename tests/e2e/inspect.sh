@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kubectl ichor inspect against the lab (issue 3).
+# kubectl ichor inspect against the lab (docs/talos-client.md, docs/stream.md).
 . "$(dirname "$0")/lib.sh"
 I=$ICHOR_BIN/kubectl-ichor-inspect
 TC=$(talosconfig prod)
@@ -84,7 +84,7 @@ expect_contains "bad talosconfig: names the file" "$(err badtc)" "$OUT/bad-talos
 expect_eq "bad talosconfig: nothing on stdout" "$(out badtc)" ""
 run nocontext "$I" "$W1" --talosconfig "$TC" --context nope
 expect_eq "unknown context: exit 3" "$(rc nocontext)" 3
-expect_contains "unknown context: lists contexts" "$(err nocontext)" "prod"
+expect_contains "unknown context: lists contexts" "$(err nocontext)" "no context \"nope\" (it has prod"
 
 # The pipe with trustcheck: stage by stage.
 "$I" "$W2" "$B" "$M" --talosconfig "$TC" > "$OUT/pipe.inspect" 2>/dev/null

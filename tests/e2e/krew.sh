@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The plugin as krew installs it (issue 15). scripts/release packages the build; krew's own
+# The plugin as krew installs it (README.md, "Install"). scripts/release packages the build; krew's own
 # validate-krew-manifest accepts the manifest: its structure, its platforms, and an install of
 # each platform from the manifest's uri (a loopback HTTP server here) that must extract a
 # LICENSE; `kubectl krew install --manifest --archive` installs it offline into a private

@@ -12,6 +12,44 @@ test_name=$(basename "$0" .sh)
 OUT=$ICHOR_LAB_STATE/outputs/$test_name
 rm -rf "$OUT"; mkdir -p "$OUT"
 failures=0; checks=0
+# Each scenario a private lab runs keeps its secrets here for the scan (keep_lab_for_scan).
+SCANNED=$ICHOR_LAB_STATE-scanned/$test_name
+rm -rf "$SCANNED"
+
+# keep_lab_for_scan STATE NAME: copies STATE's lab.json, the bundles, talosconfigs and node
+# configurations it names and STATE's kubeconfig to $SCANNED/NAME (0700; they hold secrets).
+# tests/lab/up empties STATE, so without the copy tests/e2e/zz_secrets_scan.sh would check every
+# output of a test that runs several scenarios against the secrets of its last one only.
+keep_lab_for_scan() {
+  /usr/bin/python3 - "$1" "$SCANNED/$2" <<'PY'
+import json, os, shutil, sys
+state, dst = sys.argv[1], sys.argv[2]
+shutil.rmtree(dst, ignore_errors=True)
+os.makedirs(dst, mode=0o700)
+os.chmod(os.path.dirname(dst), 0o700)
+j = json.load(open(os.path.join(state, "lab.json")))
+n = 0
+def keep(p):
+    global n
+    if not p or not os.path.exists(p):
+        return p
+    n += 1
+    q = os.path.join(dst, "%d-%s" % (n, os.path.basename(p)))
+    shutil.copyfile(p, q)
+    os.chmod(q, 0o600)
+    return q
+for c in j.get("clusters", []):
+    for f in ("secretsBundle", "talosconfig", "readerTalosconfig"):
+        if c.get(f):
+            c[f] = keep(c[f])
+for nd in j.get("nodes", []):
+    if nd.get("config"):
+        nd["config"] = keep(nd["config"])
+if os.path.exists(os.path.join(state, "kubeconfig")):
+    shutil.copyfile(os.path.join(state, "kubeconfig"), os.path.join(dst, "kubeconfig"))
+json.dump(j, open(os.path.join(dst, "lab.json"), "w"))
+PY
+}
 
 node_addr() { jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .address' "$LAB"; }
 node_field() { jq -r --arg n "$1" --arg f "$2" '.nodes[] | select(.name == $n) | .[$f]' "$LAB"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The node confirms the plan (issue 12): kubectl ichor adopt --add-machine dry-runs each planned
+# The node confirms the plan (docs/stream.md): kubectl ichor adopt --add-machine dry-runs each planned
 # machine's rendered configuration on its node before consent. --plan shows the node's answer,
 # the nodes see dry runs only, and a render the node rejects blocks the machine with its words.
 # Leaves the lab as it found it (the patch it adds is removed again).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# -o objects with the real kubectl (issue 15): a plan's objects alone, as a v1 List, go to
+# -o objects with the real kubectl (docs/stream.md): a plan's objects alone, as a v1 List, go to
 # kubectl diff (exit 1, the new TalosMachine and its patch shown) and to kubectl apply
 # --dry-run=server (accepted); after hold apply of the same plan, kubectl diff finds nothing: the
 # suite's own annotations (plan digest, applied-at, consented drift) are the live object's, which

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Progress on the long waits (issue 15): on a terminal, hold release shows one line it rewrites in
+# Progress on the long waits (docs/design.md, "Output"): on a terminal, hold release shows one line it rewrites in
 # place (machine N of M, how long it has waited, for what), faint unless NO_COLOR is set; piped,
 # it prints none. Run under a real pseudo-terminal (util-linux script(1)). The lab-controller is
 # paused so that the wait lasts, then resumed; the machine is removed again at the end.

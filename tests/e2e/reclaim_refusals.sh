@@ -90,7 +90,7 @@ for n in prod-w-1 lab-c-cp-1 lab-c-cp-2 lab-d-cp-1 prod-w-2 lab-c-w-1; do
 done
 
 # A node that drops the connection during Reset: an error naming the node, nothing registered;
-# the rerun resets it and registers it once (issue 14's fault matrix: nothing lost, it converges).
+# the rerun resets it and registers it once (the fault matrix: nothing lost, it converges).
 sim POST /nodes/prod-w-2/faults '{"method":"/machine.MachineService/Reset","kind":"drop","count":1}' > /dev/null
 run dropped "$R" "$P" --talosconfig "$TCP" --cluster prod --confirm-uuid "$(uuid_of prod-w-2)" -o json
 sim DELETE /nodes/prod-w-2/faults > /dev/null

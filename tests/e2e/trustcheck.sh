@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kubectl ichor trustcheck and the bundle sources against the lab's apiserver (issue 4).
+# kubectl ichor trustcheck and the bundle sources against the lab's apiserver (ADR 0128 decision 1, step 2).
 . "$(dirname "$0")/lib.sh"
 I=$ICHOR_BIN/kubectl-ichor-inspect
 T=$ICHOR_BIN/kubectl-ichor-trustcheck

@@ -13,7 +13,9 @@ outputs=$ICHOR_LAB_STATE/outputs
 files=$(find "$outputs" -type f ! -name '*.rc' ! -name 'bad-talosconfig' ! -path '*/backups/*' | sort)
 count=$(printf '%s\n' "$files" | grep -c . || true)
 if [ "$count" -lt 10 ]; then fail "too few outputs to scan ($count): did the other tests run?"; fi
-labs=$(ls -d "$ICHOR_LAB_STATE"/lab.json "$ICHOR_LAB_STATE"-*/lab.json "$ICHOR_LAB_STATE"-*/sim.json 2> /dev/null)
+# Each scenario of a private lab, as it came up (keep_lab_for_scan in lib.sh), and each lab as it is now.
+labs=$(ls -d "$ICHOR_LAB_STATE"/lab.json "$ICHOR_LAB_STATE"-*/lab.json "$ICHOR_LAB_STATE"-*/sim.json \
+  "$ICHOR_LAB_STATE"-scanned/*/*/lab.json 2> /dev/null)
 secrets=$(mktemp)
 kinds=$(mktemp)
 trap 'rm -f "$secrets" "$kinds"' EXIT
@@ -132,6 +134,13 @@ for t in $(grep -lE 'reclaim_lab\.inc|home_lab\.inc|ICHOR_LAB_STATE-\$test_name'
   [ "$t" != "$test_name" ] && [ -d "$outputs/$t" ] || continue
   expect_eq "the private lab of $t scanned" \
     "$(printf '%s\n' $labs | grep -cxF -e "$ICHOR_LAB_STATE-$t/lab.json" -e "$ICHOR_LAB_STATE-$t/sim.json" | awk '{print ($1 >= 1)}')" 1
+done
+# Every scenario such a lab ran, not only its last: one kept lab per tests/lab/up of the test.
+for t in $(grep -lE 'reclaim_lab\.inc|home_lab\.inc' "$(dirname "$0")"/*.sh); do
+  t=$(basename "$t" .sh)
+  [ -d "$outputs/$t" ] || continue
+  ups=$(find "$outputs/$t" -maxdepth 1 \( -name '*.env' -o -name 'lab.env' \) | wc -l)
+  expect_eq "every scenario of $t scanned ($ups)" "$(printf '%s\n' $labs | grep -c "^$ICHOR_LAB_STATE-scanned/$t/")" "$ups"
 done
 n=0
 while IFS=$'\t' read -r kind s; do

@@ -107,9 +107,9 @@ else fail "drift, E1 again: the package changed: $(head -c 600 "$tmp/again.diff"
 # A switch: add-machine=true is --add-machine (the refusal words change); false leaves it out.
 package "$tmp/blocked" "$data/blocked.yaml"
 fn add "$tmp/blocked" drift "${offline[@]}" add-machine=true
-expect_contains "add-machine=true: --add-machine's words" "$(said add)" "every machine is blocked (127.0.44.15, 127.0.44.17): nothing was written"
+expect_contains "add-machine=true: --add-machine's words" "$(said add)" "every machine is refused or blocked (127.0.44.15, 127.0.44.17); nothing was written"
 fn noadd "$tmp/blocked" drift "${offline[@]}" add-machine=false
-expect_contains "add-machine=false: the plain words" "$(said noadd)" "nothing to adopt: 127.0.44.15, 127.0.44.17 blocked"
+expect_contains "add-machine=false: the plain words" "$(said noadd)" "nothing to adopt: 127.0.44.15, 127.0.44.17 refused or blocked"
 
 # Usage errors under kpt: exit 2, the message on stderr with a hint in kpt's terms.
 fn nocluster "$tmp/blocked" trustcheck "secrets-bundle=$bundle"

@@ -1,4 +1,5 @@
 // Writing a tool's document and reading its input (common/cli/output.h), on string streams.
+#include "common/cli/errors.h"
 #include "common/cli/output.h"
 #include "test_cli_support.h"
 #include "test_kube_support.h"
@@ -171,4 +172,72 @@ TEST_CASE("read_input reads stdin or -f FILE, errors name the source", "[cli][ou
     REQUIRE_FALSE(m.ok());
     CHECK(m.error().kind == ErrorKind::Usage); // a wrong -f is a usage error, exit 2
     CHECK(m.error().message.find("missing.yaml") != std::string::npos);
+}
+
+namespace {
+
+// A list with an error and a warning of stage `mine` (which ran here) and of stage `earlier`
+// (which ran in an earlier tool of the pipe), and an info result.
+doc::ResourceList findings() {
+    doc::ResourceList list;
+    auto add = [&list](doc::Severity sev, const std::string& msg, const std::string& stage) {
+        Value tags = Value::object();
+        tags[std::string(vocab::k_tag_stage)] = stage;
+        list.add_result(sev, msg, "Code", nullptr, tags);
+    };
+    add(doc::Severity::Error, "10.0.0.1: refused\nsecond line", "mine");
+    add(doc::Severity::Warning, "10.0.0.2: replaced", "mine");
+    add(doc::Severity::Info, "plan: 1 machine", "mine");
+    add(doc::Severity::Error, "10.0.0.9: did not answer", "earlier");
+    list.stages_run = {"mine"};
+    return list;
+}
+
+} // namespace
+
+TEST_CASE("write_list: with stdout not a terminal, this process's findings go to stderr too",
+          "[cli][output]") {
+    for (const std::string f : {"yaml", "json", "table"}) {
+        test::TestStreams t;
+        t.s.verb = "adopt";
+        REQUIRE(cli::write_list(t.s, format(f), findings(), nullptr).ok());
+        CHECK(t.err_text() == "kubectl ichor adopt: error: 10.0.0.1: refused second line\n"
+                              "kubectl ichor adopt: warning: 10.0.0.2: replaced\n");
+    }
+    SECTION("the moving overload says the same") {
+        test::TestStreams t;
+        t.s.verb = "adopt";
+        doc::ResourceList list = findings();
+        REQUIRE(cli::write_list(t.s, format("yaml"), std::move(list), nullptr).ok());
+        CHECK(test::count_of(t.err_text(), "error: 10.0.0.1: refused") == 1);
+        CHECK(test::count_of(t.err_text(), "10.0.0.9") == 0);
+    }
+    SECTION("-q: the errors only") {
+        test::TestStreams t;
+        t.s.verb = "adopt";
+        t.s.quiet = true;
+        REQUIRE(cli::write_list(t.s, format("yaml"), findings(), nullptr).ok());
+        CHECK(t.err_text() == "kubectl ichor adopt: error: 10.0.0.1: refused second line\n");
+    }
+    SECTION("on a terminal nothing more: the output shows them") {
+        test::TestStreams t("", test::Terminal{false, true, true, false});
+        t.s.verb = "adopt";
+        REQUIRE(cli::write_list(t.s, format("table"), findings(), nullptr).ok());
+        CHECK(t.err_text().empty());
+    }
+    SECTION("no stage ran here (a tool that only passes results on): nothing") {
+        test::TestStreams t;
+        doc::ResourceList list = findings();
+        list.stages_run.clear();
+        REQUIRE(cli::write_list(t.s, format("yaml"), list, nullptr).ok());
+        CHECK(t.err_text().empty());
+    }
+}
+
+TEST_CASE("report_warning: nothing under -q; report_error still prints", "[cli][output]") {
+    test::TestStreams t;
+    t.s.quiet = true;
+    cli::report_warning(t.s, "drift", "a warning");
+    cli::report_error(t.s, "drift", make_error(ErrorKind::Findings, "an error"));
+    CHECK(t.err_text() == "kubectl ichor drift: error: an error\n");
 }

@@ -1,4 +1,4 @@
-// Every reader of user input (issue 14, "Hostile input, bounded"): the stream, kubeconfig,
+// Every reader of user input (docs/design.md, "Limits of the readers"): the stream, kubeconfig,
 // talosconfig, secrets bundle, Cilium values, patches and Helm records each refuse an alias bomb,
 // deep nesting and an oversized input with the reader limits' error (code InputLimit, its hint),
 // not a reader-specific one that hides it. A refusal that came only after expanding would exhaust

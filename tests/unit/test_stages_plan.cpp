@@ -151,13 +151,13 @@ TEST_CASE("skips, refusals, the control-plane count and the closing words", "[dr
     CHECK(list.results[1]["message"].get<std::string>().find("raise the count first") !=
           std::string::npos);
     CHECK(list.results.back()["message"].get<std::string>().starts_with(
-        "nothing to adopt: 10.0.0.14, 10.0.0.15, 10.0.0.16, 10.0.0.17 blocked"));
+        "nothing to adopt: 10.0.0.14, 10.0.0.15, 10.0.0.16, 10.0.0.17 refused"));
 
     doc::ResourceList again;
     again.items.push_back(fx.inspection("10.0.0.14", "prod-cp-2", "cp-1.13"));
     REQUIRE_FALSE(fx.run(again, {existing}, {}, true).error);
     CHECK(again.results.back()["message"].get<std::string>().starts_with(
-        "every machine is blocked (10.0.0.14): nothing was written"));
+        "every machine is refused (10.0.0.14); nothing was written"));
     CHECK(item(again, "TalosMachine") == nullptr);
 }
 

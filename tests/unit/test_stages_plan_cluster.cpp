@@ -528,7 +528,7 @@ TEST_CASE("a blocked worker stays out and the others go on, a blocked control pl
     }
 }
 
-// ---- The CNI (issue 13; ADR 0128 decisions 3 and 4) ------------------------------------------
+// ---- The CNI (ADR 0128 decisions 3 and 4; docs/cni.md) ------------------------------------------
 
 namespace {
 

@@ -557,7 +557,7 @@ TEST_CASE("reclaim flow: ungraceful, a stale pending machine is discovery's, the
           "pending TalosMachine prod-old records maintenance fingerprint " + k_old_fp +
               " and the node now presents " + k_new_fp +
               ": discovery re-records its fingerprint, disks and links at its next pass (Event "
-              "MaintenanceIdentityRefreshed); reclaim wrote nothing to it");
+              "MaintenanceIdentityRefreshed); nothing was written to it by reclaim");
     // The address is not in the cluster's discovery: said, with the command that puts it there.
     CHECK(h.warnings.back() ==
           "10.0.0.41 is not in spec.discovery.addresses of TalosCluster prod, so discovery does "

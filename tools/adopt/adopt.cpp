@@ -344,6 +344,7 @@ void carry_stopped(const doc::ResourceList& plan, doc::ResourceList& out) {
             out.results.push_back(r);
         }
     }
+    stages::note_stages_run(out, plan.stages_run);
 }
 
 stages::Outcome release_only(const Options& o, Context& c, const doc::ResourceList& plan,
@@ -421,6 +422,7 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     for (auto& r : applied.results) {
         out.results.push_back(r);
     }
+    stages::note_stages_run(out, applied.stages_run);
     if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
         return stages::failed(st.error());
     }
@@ -480,7 +482,8 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
         }
         return stages::failed(make_error(
             ErrorKind::Findings,
-            "every machine was refused or blocked (see the results above); nothing was written",
+            "every machine is refused or blocked (see the results above); " +
+                std::string(vocab::k_nothing_written),
             "kubectl ichor adopt ... --plan, then fix what the results name", "NothingWritten"));
     }
     if (planned.done == 0) {

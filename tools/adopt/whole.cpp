@@ -396,8 +396,9 @@ stages::Outcome plan(const Options& o, Whole& w, doc::ResourceList& list, cli::S
         list.items = std::move(kept);
         list.add_result(doc::Severity::Error,
                         "a control plane's node rejected its configuration (see its results "
-                        "above), and a cluster is not adopted without all its control planes; "
-                        "nothing was written; hint: fix what the node names, then plan again",
+                        "above), and a cluster is not adopted without all its control planes; " +
+                            std::string(vocab::k_nothing_written) +
+                            "; hint: fix what the node names, then plan again",
                         "ControlPlaneBlocked");
         planned.stopped += planned.done;
         planned.done = 0;
@@ -529,6 +530,7 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
     for (auto& r : applied.results) {
         out.results.push_back(r);
     }
+    stages::note_stages_run(out, applied.stages_run);
     if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
         return stages::failed(st.error());
     }

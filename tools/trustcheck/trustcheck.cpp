@@ -22,10 +22,10 @@ const cli::ToolInfo k_info{
     "Reads Inspections (from kubectl ichor inspect) and adds status.trust to each. The bundle is\n"
     "--secrets-bundle FILE, or rebuilt from a control plane's configuration with "
     "--recover-secrets\n"
-    "--recover-from ADDRESS (written 0600 to --recover-to, never over a file), or else the\n"
-    "TalosCluster's own bundle Secret. A node of another cluster, one whose certificate the\n"
-    "talosconfig's CA does not sign, one in maintenance mode, or one that could not be read is\n"
-    "refused with nothing written; the result names the command that applies.\n",
+    "--recover-from ADDRESS (no file unless --recover-to FILE: written 0600, never over a file),\n"
+    "or else the TalosCluster's own bundle Secret. A node of another cluster, one whose\n"
+    "certificate the talosconfig's CA does not sign, one in maintenance mode, or one that could\n"
+    "not be read is refused (nothing was written); the result names the command that applies.\n",
     "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod\n"
     "  kubectl ichor trustcheck --cluster prod -f inspections.yaml -o table\n"
     "  kubectl ichor trustcheck --cluster prod --recover-secrets --recover-from 10.0.0.11 \\\n"

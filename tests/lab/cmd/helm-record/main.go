@@ -1,4 +1,4 @@
-// helm-record puts a Cilium into the lab's apiserver, as the cases of issue 13 need it:
+// helm-record puts a Cilium into the lab's apiserver, as the CNI cases of docs/lab.md need it:
 //
 //	helm-record --kubeconfig FILE --record [--release cilium] [--chart cilium] [--version 1.19.6] [--values FILE]
 //	helm-record --kubeconfig FILE --objects [--guide] [--values FILE] [--manager talos|helm|cilium]

@@ -13,7 +13,7 @@
 // prints one JSON line per node with the outcome.
 //
 // With --patch FILE it patches each node's configuration as `talosctl patch mc --patch @FILE`
-// does (issue 13, E7): the node's MachineConfig read through COSI, FILE applied with Talos's
+// does (ADR 0128 E7): the node's MachineConfig read through COSI, FILE applied with Talos's
 // configpatcher (strategic merge or JSON patch), the result applied with ApplyConfiguration in
 // mode auto. With --reboot it reboots each node as `talosctl reboot` does (MachineService.Reboot,
 // mode default). Both print one JSON line per node.

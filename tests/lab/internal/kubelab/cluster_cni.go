@@ -19,7 +19,7 @@ import (
 	"ichor.lab/internal/ciliumlab"
 )
 
-// The Cilium and Calico cases of the cluster's Kubernetes API (issue 13; docs/lab.md, "The cluster's
+// The Cilium and Calico cases of the cluster's Kubernetes API (ADR 0128 decisions 3 and 4; docs/lab.md, "The cluster's
 // Kubernetes API"): the objects helm-record's building blocks make (ciliumlab), seeded like the
 // others.
 
@@ -124,12 +124,20 @@ func calicoObjects(nodes, ready int) []KubeObject {
 	}
 }
 
-// installCilium stands in for Ichor's ichor-cni Job on a cluster without a CNI (issue 13, "No
-// CNI"): once a TalosCluster with spec.cni.preset cilium names a sim cluster whose Kubernetes API
-// runs no CNI DaemonSet (the scenario's cni none, or flannel removed by E7's planned outage), it
-// creates the Cilium objects (the guide's, with spec.cni.cilium.values). The Cilium DaemonSet
-// then writes its CNI file on every node and the Nodes become Ready, as the agents starting would
-// (networkModel). Idempotent.
+// CNIFieldManager is the field manager of the stand-in's writes: Ichor's ichor-cni Job.
+const CNIFieldManager = "ichor-cni"
+
+// installCilium stands in for Ichor's ichor-cni Job (docs/lab.md, "The ichor-cni stand-in"): for
+// each TalosCluster with spec.cni.preset cilium that names a sim cluster whose Kubernetes API the
+// lab serves, it renders Cilium's objects from the stored values (the guide's values with
+// spec.cni.cilium.values, as Helm would with Ichor's chart) and writes them as field manager
+// ichor-cni. On a cluster without a CNI DaemonSet (the scenario's cni none, or flannel removed by
+// E7's planned outage) that is the install: the DaemonSet then writes its CNI file on every node
+// and the Nodes become Ready, as the agents starting would (networkModel). On a cluster that runs
+// a Cilium it did not write (cilium-inline, cilium-helm) that is the takeover: the live ConfigMap
+// cilium-config and DaemonSet cilium are replaced, each rendered Deployment created or replaced,
+// and a hubble-relay or hubble-ui Deployment the values no longer enable deleted, as a Helm upgrade
+// prunes. Idempotent: a cluster whose objects are already the stand-in's render is left alone.
 func (c *Controller) installCilium(ctx context.Context, clusters []TalosCluster) error {
 	if c.Sim == nil {
 		return nil
@@ -150,19 +158,113 @@ func (c *Controller) installCilium(ctx context.Context, clusters []TalosCluster)
 		if err != nil {
 			return err
 		}
-		if len(running) > 0 {
-			continue
-		}
 		var values map[string]any
 		if tc.Spec.CNI.Cilium != nil {
 			values = tc.Spec.CNI.Cilium.Values
 		}
-		for _, o := range ciliumObjects(false, values, time.Now()) {
-			if err := c.Kube.Create(ctx, o.Collection, o.Object, nil); err != nil && !IsAlreadyExists(err) {
-				return fmt.Errorf("cni stand-in: create %s: %w", o.What, err)
+		objs := ciliumObjects(false, values, time.Now())
+		switch {
+		case len(running) == 0:
+			for _, o := range objs {
+				if err := c.Kube.Create(ctx, withManager(o.Collection), o.Object, nil); err != nil && !IsAlreadyExists(err) {
+					return fmt.Errorf("cni stand-in: create %s: %w", o.What, err)
+				}
 			}
+			c.logOnce("cni/"+name, "cni stand-in: Cilium installed in cluster "+name)
+		case slices.Contains(running, 0): // cilium
+			done, err := c.takenOver(ctx, objs)
+			if err != nil || done {
+				return err
+			}
+			if err := c.replaceCilium(ctx, objs); err != nil {
+				return err
+			}
+			c.logOnce("cni-takeover/"+name, "cni stand-in: Cilium of cluster "+name+" taken over from spec.cni.cilium.values")
 		}
-		c.logOnce("cni/"+name, "cni stand-in: Cilium installed in cluster "+name)
+	}
+	return nil
+}
+
+func withManager(path string) string { return path + "?fieldManager=" + CNIFieldManager }
+
+// liveObject is what the takeover reads of a live object: its data (a ConfigMap's) and managers.
+type liveObject struct {
+	Metadata struct {
+		ManagedFields []struct {
+			Manager string `json:"manager"`
+		} `json:"managedFields"`
+	} `json:"metadata"`
+	Data map[string]string `json:"data"`
+}
+
+func (l liveObject) managedBy(manager string) bool {
+	for _, f := range l.Metadata.ManagedFields {
+		if f.Manager == manager {
+			return true
+		}
+	}
+	return false
+}
+
+// takenOver: the live ConfigMap cilium-config holds the render's data and it and the DaemonSet
+// cilium were written by the stand-in.
+func (c *Controller) takenOver(ctx context.Context, objs []KubeObject) (bool, error) {
+	for _, o := range objs {
+		if o.What != "configmap/cilium-config" && o.What != "daemonset/cilium" {
+			continue
+		}
+		var live liveObject
+		if err := c.Kube.Get(ctx, o.Collection+"/"+o.Name, &live); err != nil {
+			if IsNotFound(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("cni stand-in: read %s: %w", o.What, err)
+		}
+		if !live.managedBy(CNIFieldManager) {
+			return false, nil
+		}
+		if o.What == "configmap/cilium-config" && !sameData(live.Data, o.Object["data"]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func sameData(live map[string]string, rendered any) bool {
+	want, _ := rendered.(map[string]any)
+	if len(live) != len(want) {
+		return false
+	}
+	for k, v := range want {
+		if s, _ := v.(string); live[k] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// replaceCilium writes the render over the live objects (PUT, creating what is missing) and
+// deletes the Hubble Deployments the render leaves out.
+func (c *Controller) replaceCilium(ctx context.Context, objs []KubeObject) error {
+	rendered := map[string]bool{}
+	for _, o := range objs {
+		rendered[o.What] = true
+		err := c.Kube.Do(ctx, http.MethodPut, withManager(o.Collection+"/"+o.Name), ContentJSON, o.Object, nil)
+		if IsNotFound(err) {
+			err = c.Kube.Create(ctx, withManager(o.Collection), o.Object, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("cni stand-in: replace %s: %w", o.What, err)
+		}
+	}
+	for _, d := range []string{"hubble-relay", "hubble-ui"} {
+		if rendered["deployment/"+d] {
+			continue
+		}
+		err := c.Kube.Do(ctx, http.MethodDelete, Path("apps", "v1", "kube-system", "deployments", d), "", nil, nil)
+		if err != nil && !IsNotFound(err) {
+			return fmt.Errorf("cni stand-in: delete deployment/%s: %w", d, err)
+		}
 	}
 	return nil
 }
@@ -244,6 +346,18 @@ func (c *Controller) networkModel(ctx context.Context) error {
 		if sc == nil || sc.Kubernetes == nil || !sc.Kubernetes.Nodes || n.Mode != "configured" || n.Power != "up" {
 			continue
 		}
+		// The node's network before this pass writes a file is its baseline: when the lab-controller
+		// first sees a node in the pass that also writes its first CNI file (the adoption's
+		// TalosCluster came before the controller's first pass, as on a loaded machine), taking the
+		// state after the write as the baseline would leave the Node NotReady for ever.
+		c.mu.Lock()
+		if c.network == nil {
+			c.network = map[string]bool{}
+		}
+		if _, seen := c.network[n.Name]; !seen {
+			c.network[n.Name] = n.NetworkReady
+		}
+		c.mu.Unlock()
 		for _, i := range running {
 			f := cniFiles[i]
 			if slices.Contains(n.CNIConfs, f.file) {
@@ -258,15 +372,9 @@ func (c *Controller) networkModel(ctx context.Context) error {
 			c.logOnce("cni-file/"+n.Name+"/"+f.file, fmt.Sprintf("cni: %s wrote %s on %s", f.daemonSet, f.file, n.Name))
 		}
 		c.mu.Lock()
-		if c.network == nil {
-			c.network = map[string]bool{}
-		}
-		last, seen := c.network[n.Name]
-		if !seen {
-			c.network[n.Name] = n.NetworkReady
-		}
+		last := c.network[n.Name]
 		c.mu.Unlock()
-		if !seen || last == n.NetworkReady {
+		if last == n.NetworkReady {
 			continue
 		}
 		if err := c.nodeNetwork(ctx, n); err != nil {

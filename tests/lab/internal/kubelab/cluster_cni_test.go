@@ -48,3 +48,43 @@ func TestClusterAPICNIObjects(t *testing.T) {
 		t.Errorf("none: %d objects", n)
 	}
 }
+
+// The stand-in's takeover is done when the live ConfigMap holds the render's data and it and the
+// DaemonSet carry the ichor-cni manager: a render from other values is not.
+func TestCiliumTakeoverDone(t *testing.T) {
+	relay := map[string]any{"hubble": map[string]any{"relay": map[string]any{"enabled": true}}}
+	cm := func(values map[string]any) any {
+		for _, o := range ciliumObjects(false, values, time.Now()) {
+			if o.What == "configmap/cilium-config" {
+				return o.Object["data"]
+			}
+		}
+		t.Fatal("no ConfigMap rendered")
+		return nil
+	}
+	live := map[string]string{}
+	for k, v := range cm(relay).(map[string]any) {
+		live[k] = v.(string)
+	}
+	if !sameData(live, cm(relay)) {
+		t.Errorf("the same render differs")
+	}
+	off := map[string]any{"hubble": map[string]any{"enabled": false}}
+	if sameData(live, cm(off)) {
+		t.Errorf("a render with hubble off is the same data")
+	}
+	var l liveObject
+	l.Metadata.ManagedFields = append(l.Metadata.ManagedFields, struct {
+		Manager string `json:"manager"`
+	}{"talos"})
+	if l.managedBy(CNIFieldManager) {
+		t.Errorf("talos's object counted as the stand-in's")
+	}
+	var relayed bool
+	for _, o := range ciliumObjects(false, relay, time.Now()) {
+		relayed = relayed || o.What == "deployment/hubble-relay"
+	}
+	if !relayed {
+		t.Errorf("no hubble-relay rendered from hubble.relay.enabled")
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The node's /etc/cni/net.d (issue 13, E7; reference/cni.md §1.4; docs/lab.md, "CNI files and Node
+// The node's /etc/cni/net.d (ADR 0128 E7; reference/cni.md §1.4; docs/lab.md, "CNI files and Node
 // readiness"): the CNI configuration files a CNI's DaemonSet writes there, which containerd reads
 // to report the network ready. Where they live decides whether they outlive a reboot: Talos 1.13
 // and earlier keep /etc/cni as an overlay on EPHEMERAL, so a file survives a reboot (flannel's
