@@ -1,7 +1,6 @@
 #include "common/util/platform.h"
 
 #include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <unistd.h>
 
