@@ -244,17 +244,41 @@ void extract_secrets(const Value& doc, Value& v, std::vector<std::string>& path,
     }
 }
 
+// The 1.14 document kind whose named documents hold a v1alpha1 list, one document per item
+// (KernelModuleConfig for machine.kernel.modules, KubeInlineManifestConfig for
+// cluster.inlineManifests), when `kinds` has it; empty otherwise.
+std::string list_document(const std::string& dotted, const std::set<std::string>& kinds) {
+    for (const auto& r : layout::rows()) {
+        const std::string_view v = r.field->v1alpha1;
+        const auto at = v.find("[]");
+        if (r.document->since == layout::Since::V1_14 && at != std::string_view::npos &&
+            v.substr(0, at) == dotted && kinds.count(std::string(r.document->kind)) != 0) {
+            return std::string(r.document->kind);
+        }
+    }
+    return {};
+}
+
+thread_local std::string t_pick_kind; // layout::to_documents takes a plain function
+
+bool pick_kind(const layout::Document& d) {
+    return d.kind == t_pick_kind;
+}
+
 } // namespace
 
 Capture capture(const std::vector<Change>& changes, const Value& live_facts,
-                const Value& rendered_facts, const std::vector<Value>& rendered) {
+                const Value& rendered_facts, const std::vector<Value>& rendered,
+                const std::vector<Value>& live) {
     Value deletes = Value::object();
     Value sets = Value::object();
     std::set<std::pair<std::string, std::string>> registries;
     std::set<std::string> kinds;
-    for (const auto& d : rendered) {
-        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
-            kinds.insert(d["kind"].get<std::string>());
+    for (const auto* docs : {&rendered, &live}) {
+        for (const auto& d : *docs) {
+            if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
+                kinds.insert(d["kind"].get<std::string>());
+            }
         }
     }
     std::map<std::string, Value> typed_deletes; // by kind, in the typed document's fields
@@ -275,15 +299,52 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     // does not have, or fields of one it has) and the values to set.
     std::map<std::string, Value> doc_deletes;
     std::map<std::string, Value> doc_sets;
+    std::vector<Value> list_sets; // documents that hold a list's items, as the node has them
+    std::set<std::string> live_kinds;
+    for (const auto& d : live) {
+        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
+            live_kinds.insert(d["kind"].get<std::string>());
+        }
+    }
     std::set<std::string> whole_deletes;
     for (const auto& c : changes) {
         if (auto reg = registry_doc(c.path); !reg.first.empty()) {
             registries.insert(reg);
             continue;
         }
+        if (std::string kind = list_document(c.dotted, live_kinds); !kind.empty()) {
+            // the node holds the list as documents, one per item: written as the node has them
+            if (!c.proposed.is_null()) {
+                for (const auto& d : rendered) {
+                    if (d.is_object() && d.value("kind", "") == kind) {
+                        Value del = Value::object();
+                        del["apiVersion"] = "v1alpha1";
+                        del["kind"] = kind;
+                        del["name"] = d.value("name", "");
+                        del["$patch"] = "delete";
+                        doc_deletes[kind + "/" + d.value("name", "")] = std::move(del);
+                    }
+                }
+            }
+            if (const Value* now = find(live_facts, c.path, c.path.size()); now != nullptr) {
+                Value tree = Value::object();
+                at(tree, c.path, c.path.size()) = *now;
+                t_pick_kind = kind;
+                for (auto& d : layout::to_documents(tree, pick_kind)) {
+                    list_sets.push_back(std::move(d));
+                }
+            }
+            continue;
+        }
         if (DocumentFact f = document_fact(c.path); !f.kind.empty()) {
             const std::string id = f.kind + "/" + f.name;
-            const bool node_has = find(live_facts, f.root, f.root.size()) != nullptr;
+            // a document of the layout table holds v1alpha1 facts besides these: never deleted
+            // whole for the fields it has beyond the table
+            bool layout_kind = false;
+            for (const auto& r : layout::rows()) {
+                layout_kind = layout_kind || r.document->kind == f.kind;
+            }
+            const bool node_has = layout_kind || find(live_facts, f.root, f.root.size()) != nullptr;
             const bool render_has = find(rendered_facts, f.root, f.root.size()) != nullptr;
             if (!node_has) {
                 if (render_has && whole_deletes.insert(id).second) {
@@ -384,6 +445,9 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     for (auto& [id, d] : doc_sets) {
         docs.push_back(std::move(d));
     }
+    for (auto& d : list_sets) {
+        docs.push_back(std::move(d));
+    }
     Capture out;
     if (docs.empty()) {
         return out;
@@ -421,7 +485,7 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
     if (captured.empty()) {
         return a;
     }
-    Capture cap = capture(captured, live_facts, rendered_facts, rendered);
+    Capture cap = capture(captured, live_facts, rendered_facts, rendered, live);
     a.capture = cap.text;
     a.capture_secrets = cap.secrets;
 

@@ -65,8 +65,12 @@ Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Val
 // certExtraSANs, ...): Talos refuses the v1alpha1 field beside such a document. Secret values are
 // never written into the text: each is a CapturedSecret, and `resolved` holds its digest where
 // the value goes (what a render that resolves it by digest applies). Empty when `changes` is.
+// `live` (the node's documents, when given) adds the typed documents the node holds its facts in:
+// a fact a 1.14 document of the node holds (a SysctlConfig's params) is captured into that
+// document, even when the render has none, so that the node is given back its own layout.
 Capture capture(const std::vector<Change>& changes, const doc::Value& live_facts,
-                const doc::Value& rendered_facts, const std::vector<doc::Value>& rendered = {});
+                const doc::Value& rendered_facts, const std::vector<doc::Value>& rendered = {},
+                const std::vector<doc::Value>& live = {});
 
 // capture(...).text.
 std::string capture_patch(const std::vector<Change>& changes, const doc::Value& live_facts,

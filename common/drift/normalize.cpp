@@ -4,6 +4,10 @@
 #include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 namespace ichor::drift {
@@ -51,6 +55,32 @@ Value body(const Value& d) {
     }
     return out;
 }
+
+// The fields of a layout-table document that no row of the table maps to a v1alpha1 path
+// (KubeNetworkConfig's nodeCIDRMaskSizeIPv4): they are facts too, under documents.<Kind>.
+Value unmapped(const Value& d, const std::string& kind) {
+    std::vector<std::string> mapped;
+    for (const auto& r : layout::rows()) {
+        if (r.document->kind != kind) {
+            continue;
+        }
+        if (r.field->field.empty()) {
+            return Value::object(); // the document's body is the field
+        }
+        const std::string_view f = r.field->field;
+        mapped.emplace_back(f.substr(0, f.find('.')));
+    }
+    Value out = Value::object();
+    for (auto it = d.begin(); it != d.end(); ++it) {
+        if (it.key() != "apiVersion" && it.key() != "kind" && it.key() != "name" &&
+            std::find(mapped.begin(), mapped.end(), it.key()) == mapped.end()) {
+            out[it.key()] = it.value();
+        }
+    }
+    return out;
+}
+
+void merge_into(Value& dst, const Value& src);
 
 void merge_into(Value& dst, const Value& src) {
     if (!dst.is_object() || !src.is_object()) {
@@ -136,8 +166,27 @@ std::string canonical_pem(const std::string& s) {
     return pem;
 }
 
-// Drops nulls, empty containers and empty secrets; certificates become PEM text.
-bool prune(Value& v, const std::string& key) {
+// A file mode as Talos's encoder writes it (YAML 1.1 octal, "0o644" or "0644"), as its number:
+// the document model keeps such a scalar as text, and Talos's decoder wants the integer back.
+std::optional<std::int64_t> octal_mode(const std::string& s) {
+    std::string_view d = s;
+    if (d.starts_with("0o")) {
+        d.remove_prefix(2);
+    } else if (d.size() > 1 && d.front() == '0') {
+        d.remove_prefix(1);
+    } else {
+        return std::nullopt;
+    }
+    if (d.empty() || d.size() > 8 || d.find_first_not_of("01234567") != std::string_view::npos) {
+        return std::nullopt;
+    }
+    return std::stoll(std::string(d), nullptr, 8);
+}
+
+// Drops nulls, empty containers and empty secrets; certificates become PEM text. Inside a list
+// an empty mapping stays: there it is a choice (a disk encryption key's `nodeID: {}`), not an
+// absence.
+bool prune(Value& v, const std::string& key, bool in_list = false) {
     if (v.is_null()) {
         return false;
     }
@@ -148,25 +197,29 @@ bool prune(Value& v, const std::string& key) {
         }
         if (pem_key(key) && !s.empty()) {
             v = canonical_pem(s);
+        } else if (key == "permissions" || (key == "mode" && s.starts_with("0o"))) {
+            if (auto mode = octal_mode(s)) {
+                v = *mode;
+            }
         }
         return true;
     }
     if (v.is_object()) {
         std::vector<std::string> drop;
         for (auto it = v.begin(); it != v.end(); ++it) {
-            if (!prune(it.value(), it.key())) {
+            if (!prune(it.value(), it.key(), in_list)) {
                 drop.push_back(it.key());
             }
         }
         for (const auto& k : drop) {
             v.erase(k);
         }
-        return !v.empty();
+        return !v.empty() || in_list;
     }
     if (v.is_array()) {
         Value kept = Value::array();
         for (auto& item : v) {
-            if (prune(item, key)) {
+            if (prune(item, key, true)) {
                 kept.push_back(std::move(item));
             }
         }
@@ -194,13 +247,21 @@ Value normalize(const std::vector<Value>& documents) {
             continue;
         }
         const std::string kind = text(get(d, "kind"));
-        if (!layout::to_v1alpha1(f, d)) {
+        auto place_body = [&](const Value& b) {
+            if (b.empty()) {
+                return;
+            }
             Value& docs = at(f, {"documents", kind});
             if (const Value* name = get(d, "name"); name != nullptr) {
-                docs[text(name)] = body(d);
+                merge_into(docs[text(name)], b);
             } else {
-                docs = body(d);
+                merge_into(docs, b);
             }
+        };
+        if (!layout::to_v1alpha1(f, d)) {
+            place_body(body(d));
+        } else {
+            place_body(unmapped(d, kind)); // what the table has no v1alpha1 path for, kept too
         }
     }
     // Talos's own contract 1.14 (its Kubernetes settings in documents, KubeletConfig among them)

@@ -151,6 +151,14 @@ bool secret_environment_entry(const Value& v) {
 }
 
 void digest_in_place(Value& v, bool whole_is_secret) {
+    if (whole_is_secret && (v.is_object() || v.is_array())) {
+        // A secret key over a structure (a registry's `auth`): every value in it is a secret,
+        // each digested, so that a capture can carry each one (docs/stream.md, "Credentials").
+        for (auto& item : v) {
+            digest_in_place(item, true);
+        }
+        return;
+    }
     if (whole_is_secret) {
         v = digest_value(v);
         return;
@@ -232,9 +240,17 @@ void read_install(const Config& c, const Value* legacy, Install& install) {
     if (legacy != nullptr) {
         if (const Value* inst = doc::find_path(*legacy, "machine.install");
             inst && inst->is_object()) {
-            install.disk = inst->value("disk", "");
-            install.image = inst->value("image", "");
-            install.wipe = inst->value("wipe", false);
+            // Talos's encoder writes an unset field as null (after talosctl patch mc, say): a
+            // null or mistyped value is taken as unset, never a crash.
+            auto text = [&](const char* k) {
+                auto it = inst->find(k);
+                return it != inst->end() && it->is_string() ? it->get<std::string>()
+                                                            : std::string();
+            };
+            install.disk = text("disk");
+            install.image = text("image");
+            auto wipe = inst->find("wipe");
+            install.wipe = wipe != inst->end() && wipe->is_boolean() && wipe->get<bool>();
             if (inst->contains("diskSelector")) {
                 install.disk_selector = (*inst)["diskSelector"].dump();
             }

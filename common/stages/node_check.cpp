@@ -318,6 +318,34 @@ void ask_all(std::vector<Check>& checks, const DryRunNode& dry_run, int concurre
     }
 }
 
+std::string identity_of(const Value& d) {
+    if (!d.is_object() || !d.contains("kind")) {
+        return "v1alpha1";
+    }
+    return d.value("kind", "") + "/" + (d.contains("name") ? doc::get_string(d, "name") : "");
+}
+
+// The rendered documents in the order the node holds them, the others after them in their own
+// order. Talos gives the order of documents no meaning, but its dry run diffs the encoded text,
+// where a document in another place reads as a change; a capture appends the documents it writes
+// after the generator's, so without this every captured document would.
+void in_node_order(std::vector<Value>& docs, const Value* node_docs) {
+    if (node_docs == nullptr || !node_docs->is_array()) {
+        return;
+    }
+    std::map<std::string, std::size_t> place;
+    for (std::size_t i = 0; i < node_docs->size(); ++i) {
+        place.emplace(identity_of((*node_docs)[i]), i);
+    }
+    std::stable_sort(docs.begin(), docs.end(), [&](const Value& a, const Value& b) {
+        auto pa = place.find(identity_of(a));
+        auto pb = place.find(identity_of(b));
+        const std::size_t ia = pa == place.end() ? place.size() : pa->second;
+        const std::size_t ib = pb == place.end() ? place.size() : pb->second;
+        return ia < ib;
+    });
+}
+
 Result<std::string> read_node_config(const NodeTarget& t, const NodeCheckOptions& o) {
     if (o.read_config) {
         return o.read_config(t);
@@ -382,6 +410,9 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
         } else if (auto docs = render_machine(item, *cluster, *o.bundle, patches, secrets); !docs) {
             c.failure = docs.error().message;
         } else {
+            if (insp != nullptr) {
+                in_node_order(*docs, inspection::View(*insp).config());
+            }
             c.config = doc::to_yaml_stream(*docs);
         }
         checks.push_back(std::move(c));

@@ -707,7 +707,12 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
     auto add_patch = [&](const Planned& f, const std::string& name, const std::string& layer,
                          const std::string& target, const std::vector<drift::Change>& changes,
                          const std::vector<std::string>& nodes) {
-        drift::Capture cap = drift::capture(changes, f.live_facts, f.rendered_facts, f.rendered);
+        std::vector<Value> live;
+        if (const Value* docs = View(*f.node->item).config(); docs != nullptr && docs->is_array()) {
+            live.assign(docs->begin(), docs->end());
+        }
+        drift::Capture cap =
+            drift::capture(changes, f.live_facts, f.rendered_facts, f.rendered, live);
         Value patch = make_patch(name, cluster, layer, target, cap.text, ns);
         if (Value sec = attach_credentials(patch, cap.secrets, nodes); !sec.is_null()) {
             out.secrets.push_back(std::move(sec));
@@ -834,7 +839,9 @@ void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned
             if (rest.starts_with(head)) {
                 rest = rest.substr(head.size());
             }
-            if (rest.starts_with("the node ")) {
+            if (rest.starts_with("the node does not set it")) {
+                rest = "no node sets it" + rest.substr(24);
+            } else if (rest.starts_with("the node ")) {
                 rest = "each node " + rest.substr(9);
             }
             g->second.result = std::move(r);

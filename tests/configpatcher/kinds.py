@@ -34,7 +34,7 @@ def registry(root):
             continue
         text = open(f, encoding="utf-8").read()
         src[f] = text
-        for m in re.finditer(r'\b(\w*Kind)\s*=\s*"(\w+)"', text):
+        for m in re.finditer(r"\b(\w+)\s*=\s*\"(\w+)\"", text):
             consts[m.group(1)] = m.group(2)
         for m in re.finditer(r'func \(\w+ \*?(\w+)\) Name\(\) string', text):
             named.add(m.group(1))

@@ -61,7 +61,9 @@ expect_eq "v1alpha1 node: class B only" "$(node_findings "$W2")" "cluster.networ
 # Talos 1.14 writes the CNI (KubeFlannelCNIConfig) on control planes only, so a 1.14 worker has
 # no CNI of its own to differ in; the rest is the same.
 expect_eq "v1.14 node against the 1.12 render: the same but the CNI" "$(but_defaults "$W14")" "cluster.proxy.disabled=B"
-expect_eq "v1.14 node: its contract defaults are class B" "$(out plan | jq -r --arg a "$W14" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .tags["ichor.maesh.dev/code"] == "ContractDefault") | .tags["ichor.maesh.dev/class"]] | unique | join(",")')" B
+# docs/design.md, "Class A beyond the as-built list": a default of another contract is the node's
+# to keep, captured, never replaced.
+expect_eq "v1.14 node: its contract defaults are captured (class A)" "$(out plan | jq -r --arg a "$W14" '[.results[] | select(.tags["ichor.maesh.dev/node"] == $a and .tags["ichor.maesh.dev/code"] == "ContractDefault") | .tags["ichor.maesh.dev/class"]] | unique | join(",")')" A
 expect_eq "v1.14 node: its facts say v1.14" "$(jq -r --arg a "$W14" '.items[] | select(.spec.address == $a) | .status.facts.layout' "$OUT/trusted.json")" v1.14
 expect_eq "v1.14 node: install disk from its CEL match" "$(out plan | jq -r '.items[] | select(.kind == "TalosMachine" and .metadata.name == "prod-w-14") | .spec.install.disk')" /dev/sda
 

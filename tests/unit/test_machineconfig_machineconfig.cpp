@@ -182,4 +182,13 @@ TEST_CASE("an inline manifest with a Secret and a secret environment entry are d
     CHECK(d[1]["environment"][0] == util::sha256_digest("TS_AUTHKEY=tskey-x"));
     CHECK(d[1]["environment"][1] == "TS_ROUTES=10.0.0.0/8");
     CHECK(machineconfig::digest_secrets(d) == d); // idempotent
+
+    // A secret key over a structure: each value digested, so each can be carried.
+    doc::Value reg = doc::Value::object();
+    reg["machine"]["registries"]["config"]["ghcr.io"]["auth"] =
+        doc::Value{{"username", "robot"}, {"password", "pw"}};
+    auto r = machineconfig::digest_secrets(reg);
+    const auto& auth = r["machine"]["registries"]["config"]["ghcr.io"]["auth"];
+    CHECK(auth["username"] == util::sha256_digest("robot"));
+    CHECK(auth["password"] == util::sha256_digest("pw"));
 }
