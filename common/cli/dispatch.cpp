@@ -5,6 +5,7 @@
 #include "common/cli/run.h"
 #include "common/cli/streams.h"
 #include "common/util/files.h"
+#include "common/util/platform.h"
 #include "common/util/version.h"
 
 #include <unistd.h>
@@ -153,10 +154,10 @@ Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const st
 }
 
 stages::Outcome dispatch_run(const std::vector<std::string>& args, Streams& s) {
-    char self[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-    std::string path = n > 0 ? std::string(self, static_cast<size_t>(n))
-                             : (args.empty() ? std::string() : args.front());
+    std::string path = util::platform::self_executable();
+    if (path.empty() && !args.empty()) {
+        path = args.front();
+    }
     auto exe = [](const std::string& p) { return ::access(p.c_str(), X_OK) == 0; };
     std::vector<std::string> request = args;
     if (is_completion_request(request) && !completion_descriptions(request[1], s.env)) {

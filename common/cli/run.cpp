@@ -4,8 +4,7 @@
 #include "common/cli/function.h"
 #include "common/doc/resource_list.h"
 #include "common/util/files.h"
-
-#include <malloc.h>
+#include "common/util/platform.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -92,7 +91,7 @@ namespace {
 // cost a tenth more CPU, the loop threads waiting for its lock.
 void limit_malloc_arenas() {
     if (!user_sets_malloc_arenas(std::getenv("MALLOC_ARENA_MAX"), std::getenv("GLIBC_TUNABLES"))) {
-        mallopt(M_ARENA_MAX, 2);
+        util::platform::limit_malloc_arenas(2);
     }
 }
 

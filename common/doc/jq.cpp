@@ -43,6 +43,16 @@ template <class F> bool bind(void* handle, const char* name, F& fn, std::string&
     return fn != nullptr;
 }
 
+#ifdef ICHOR_JQ_LINKED
+// The fully static release (cmake/FullyStatic.cmake) links libjq: a static executable cannot
+// load a shared library built for the system's own C library.
+LibJq load_libjq() {
+    return LibJq{
+        ::jq_init, ::jq_teardown,        ::jq_set_error_cb,    ::jq_compile,      ::jq_start,
+        ::jq_next, ::jv_parse_sized,     ::jv_get_kind,        ::jv_string_value, ::jv_free,
+        ::jv_copy, ::jv_invalid_has_msg, ::jv_invalid_get_msg, ::jv_dump_string,  {}};
+}
+#else
 LibJq load_libjq() {
     LibJq jq;
     void* h = dlopen("libjq.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -65,6 +75,7 @@ LibJq load_libjq() {
         bind(h, "jv_dump_string", jq.jv_dump_string, e);
     return jq; // the handle stays open for the process's lifetime
 }
+#endif
 
 const LibJq& libjq() {
     static const LibJq jq = load_libjq();

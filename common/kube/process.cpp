@@ -1,5 +1,6 @@
 #include "common/kube/process.h"
 
+#include "common/util/platform.h"
 #include "common/util/strings.h"
 
 #include <fcntl.h>
@@ -119,14 +120,14 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     Pipe out;
     Pipe err;
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
+    if (util::platform::pipe_cloexec(fds) != 0) {
         return make_error(ErrorKind::Internal, std::string("pipe: ") + std::strerror(errno));
     }
     out.r = fds[0];
     out.w = fds[1];
     bool capture_err = spec.stderr_fd < 0;
     if (capture_err) {
-        if (::pipe2(fds, O_CLOEXEC) != 0) {
+        if (util::platform::pipe_cloexec(fds) != 0) {
             return make_error(ErrorKind::Internal, std::string("pipe: ") + std::strerror(errno));
         }
         err.r = fds[0];

@@ -1,5 +1,7 @@
 #include "common/util/files.h"
 
+#include "common/util/platform.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,7 +107,7 @@ Status sync_filesystem(const std::string& dir) {
     if (fd < 0) {
         return make_error(ErrorKind::Config, "open " + dir + ": " + std::strerror(errno));
     }
-    int rc = ::syncfs(fd);
+    int rc = platform::sync_filesystem_of(fd);
     int err = errno;
     ::close(fd);
     if (rc != 0) {
