@@ -66,9 +66,10 @@ func (g *generator) Generate(p GenParams) ([]byte, error) {
 	return applyPatches(base, p.Patches, configComments)
 }
 
-// generateFromBase is Generate for a hand-written base: the placeholders filled in, loaded by
-// Talos's configloader, the patches applied, encoded without the generator's comments (a person
-// writing the file by hand writes none of them).
+// generateFromBase is Generate for a hand-written base: the placeholders filled in and loaded by
+// Talos's configloader; without patches the file's own bytes (what a node applied it to serves),
+// else the patches applied and the result encoded by Talos without comments, as talosctl patch
+// leaves it (Talos's encoder writes unset fields such as install.wipe as null).
 func generateFromBase(p GenParams) ([]byte, error) {
 	text, err := FillBaseSecrets(p.Base, p.Bundle)
 	if err != nil {
@@ -78,6 +79,11 @@ func generateFromBase(p GenParams) ([]byte, error) {
 	base, err := configloader.NewFromBytes([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("base: %w", err)
+	}
+
+	if len(p.Patches) == 0 {
+		// applied as written (talosctl apply-config -f), a node keeps and serves the file's bytes
+		return []byte(text), nil
 	}
 
 	return applyPatches(base, p.Patches, encoder.CommentsDisabled)

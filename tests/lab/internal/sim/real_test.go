@@ -309,6 +309,16 @@ func TestHandwrittenBase(t *testing.T) {
 		t.Errorf("maple-cp-1: generator comments or placeholders left:\n%s", n.config)
 	}
 
+	// without patches the base's bytes as written; patched, Talos's encoding (wipe: null)
+	filled, err := FillBaseSecrets(sc.Clusters[0].Base.ControlPlane, s.clusterByName("maple").Bundle)
+	if err != nil || string(n.config) != filled {
+		t.Errorf("maple-cp-1: not the base as written (%v)", err)
+	}
+
+	if w := s.nodeByName("maple-w-1").config; !bytes.Contains(w, []byte("wipe: null")) || !bytes.Contains(w, []byte("node.lab.example/class")) {
+		t.Errorf("maple-w-1: not Talos's encoding of the patched base:\n%s", w)
+	}
+
 	facts, err := ParseConfigFacts(n.config)
 	if err != nil {
 		t.Fatal(err)
