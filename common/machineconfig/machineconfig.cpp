@@ -168,9 +168,12 @@ void read_install(const Config& c, const Value* legacy, Install& install) {
     if (legacy != nullptr) {
         if (const Value* inst = doc::find_path(*legacy, "machine.install");
             inst && inst->is_object()) {
-            install.disk = inst->value("disk", "");
-            install.image = inst->value("image", "");
-            install.wipe = inst->value("wipe", false);
+            // A field Talos's encoder writes as null (a *bool or string left unset, as in a
+            // hand-written base that went through talosctl patch) counts as absent.
+            install.disk = doc::get_string(*inst, "disk");
+            install.image = doc::get_string(*inst, "image");
+            const Value* wipe = doc::find_path(*inst, "wipe");
+            install.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
             if (inst->contains("diskSelector")) {
                 install.disk_selector = (*inst)["diskSelector"].dump();
             }
