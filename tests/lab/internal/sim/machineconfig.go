@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
+	"github.com/siderolabs/crypto/x509"
 	coreconfig "github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
@@ -34,6 +36,9 @@ type GenParams struct {
 	InstallDisk       string
 	InstallImage      string
 	Patches           []string // strategic-merge patches, applied in order
+	// Base, when not empty, is a complete hand-written configuration used instead of the
+	// generator's (its ${NAME} placeholders filled from Bundle, BaseSecrets).
+	Base string
 }
 
 // generator caches the generator's output per (bundle, role, contract, install) so that many
@@ -49,10 +54,92 @@ func newGenerator() *generator { return &generator{cache: map[string]coreconfig.
 // configpatcher (strategic merge) and encodes as `talosctl gen config` does. Contract 1.14 is
 // Talos's own (the documents of machinery v1.14.1), as the C++ render writes it.
 func (g *generator) Generate(p GenParams) ([]byte, error) {
+	if p.Base != "" {
+		return generateFromBase(p)
+	}
+
 	base, err := g.base(p)
 	if err != nil {
 		return nil, err
 	}
+
+	return applyPatches(base, p.Patches, configComments)
+}
+
+// generateFromBase is Generate for a hand-written base: the placeholders filled in and loaded by
+// Talos's configloader; without patches the file's own bytes (what a node applied it to serves),
+// else the patches applied and the result encoded by Talos without comments, as talosctl patch
+// leaves it (Talos's encoder writes unset fields such as install.wipe as null).
+func generateFromBase(p GenParams) ([]byte, error) {
+	text, err := FillBaseSecrets(p.Base, p.Bundle)
+	if err != nil {
+		return nil, err
+	}
+
+	base, err := configloader.NewFromBytes([]byte(text))
+	if err != nil {
+		return nil, fmt.Errorf("base: %w", err)
+	}
+
+	if len(p.Patches) == 0 {
+		// applied as written (talosctl apply-config -f), a node keeps and serves the file's bytes
+		return []byte(text), nil
+	}
+
+	return applyPatches(base, p.Patches, encoder.CommentsDisabled)
+}
+
+// BaseSecrets are the placeholders a hand-written base may use for the bundle's values, as a
+// templating step (envsubst, sops) fills them into a file kept in git: certificates and keys
+// base64-encoded PEM as the v1alpha1 document holds them, tokens and IDs as they are.
+func BaseSecrets(b *secrets.Bundle) map[string]string {
+	enc := func(v []byte) string { return base64.StdEncoding.EncodeToString(v) }
+
+	m := map[string]string{
+		"CLUSTER_ID":          b.Cluster.ID,
+		"CLUSTER_SECRET":      b.Cluster.Secret,
+		"CLUSTER_TOKEN":       b.Secrets.BootstrapToken,
+		"MACHINE_TOKEN":       b.TrustdInfo.Token,
+		"SECRETBOX_KEY":       b.Secrets.SecretboxEncryptionSecret,
+		"AESCBC_KEY":          b.Secrets.AESCBCEncryptionSecret,
+		"SERVICE_ACCOUNT_KEY": enc(b.Certs.K8sServiceAccount.Key),
+	}
+
+	for name, ca := range map[string]*x509.PEMEncodedCertificateAndKey{
+		"MACHINE_CA": b.Certs.OS, "CLUSTER_CA": b.Certs.K8s, "AGGREGATOR_CA": b.Certs.K8sAggregator, "ETCD_CA": b.Certs.Etcd,
+	} {
+		m[name+"_CRT"], m[name+"_KEY"] = enc(ca.Crt), enc(ca.Key)
+	}
+
+	return m
+}
+
+// FillBaseSecrets replaces each ${NAME} of BaseSecrets in text; an unknown ${NAME} is an error.
+func FillBaseSecrets(text string, b *secrets.Bundle) (string, error) {
+	vals := BaseSecrets(b)
+
+	var missing []string
+
+	out := os.Expand(text, func(name string) string {
+		v, ok := vals[name]
+		if !ok {
+			missing = append(missing, name)
+		}
+
+		return v
+	})
+
+	if len(missing) > 0 {
+		return "", fmt.Errorf("base: unknown placeholder ${%s}", strings.Join(missing, "}, ${"))
+	}
+
+	return out, nil
+}
+
+// applyPatches applies strategic-merge patches to a copy of base with Talos's configpatcher and
+// encodes the result.
+func applyPatches(base coreconfig.Provider, texts []string, comments encoder.CommentsFlags) ([]byte, error) {
+	p := GenParams{Patches: texts}
 
 	cfg := base.Clone()
 
@@ -78,7 +165,7 @@ func (g *generator) Generate(p GenParams) ([]byte, error) {
 		}
 	}
 
-	data, err := cfg.EncodeBytes(encoder.WithComments(configComments))
+	data, err := cfg.EncodeBytes(encoder.WithComments(comments))
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,29 @@ type ClusterSpec struct {
 	// Kubernetes, when set, makes the lab's apiserver stand in for the cluster's own Kubernetes
 	// API (lab-seed creates its Nodes and CNI objects; docs/lab.md, "The cluster's Kubernetes API").
 	Kubernetes *KubernetesSpec `yaml:"kubernetes,omitempty"`
+	// Base, when set, replaces Talos's generator for the cluster's nodes: a complete hand-written
+	// machine configuration per role, the bundle's secrets filled in for ${NAME} placeholders
+	// (BaseSecrets), the cluster's and the node's patches applied on top as usual.
+	Base *BaseSpec `yaml:"base,omitempty"`
+}
+
+// BaseSpec is a hand-written base configuration per role (docs/lab.md, "A hand-written base").
+type BaseSpec struct {
+	ControlPlane string `yaml:"controlplane"`
+	Worker       string `yaml:"worker"`
+}
+
+// ForRole is the base of a role ("" when none is written).
+func (b *BaseSpec) ForRole(role string) string {
+	if b == nil {
+		return ""
+	}
+
+	if role == RoleControlPlane {
+		return b.ControlPlane
+	}
+
+	return b.Worker
 }
 
 // KubernetesSpec is what the cluster's own Kubernetes API holds.
@@ -330,6 +353,10 @@ func (sc *Scenario) complete() error {
 
 		if err := completeKubernetes(c); err != nil {
 			return err
+		}
+
+		if c.Base != nil && (strings.TrimSpace(c.Base.ControlPlane) == "" || strings.TrimSpace(c.Base.Worker) == "") {
+			return fmt.Errorf("cluster %q: base needs both controlplane and worker", c.Name)
 		}
 	}
 

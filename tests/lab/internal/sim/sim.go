@@ -301,6 +301,7 @@ func (s *Sim) nodeConfig(dir string, ns NodeSpec, c *Cluster) ([]byte, error) {
 		Role:              role,
 		InstallDisk:       ns.InstallDisk,
 		InstallImage:      ns.InstallImage,
+		Base:              c.Spec.Base.ForRole(role),
 		Patches:           append(append([]string{}, c.Spec.Patches...), ns.Patches...),
 	})
 	if err != nil {

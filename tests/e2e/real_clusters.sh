@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The clusters people run (issue 26, "What it must show") on the realistic scenarios
+# (tests/lab/scenarios/real-*.yaml, docs/lab.md "The realistic scenarios"): for each, the whole
+# cluster's adopt --plan blocks no machine, writes nothing and asks no node to change anything but
+# the plan's class B; the adoption writes the layered patches, releases every machine after its
+# zero-drift check, each Ready, with no ApplyConfiguration and no Reset on any node; a rerun exits
+# 0 with nothing new. On larch the node that joined later is then adopted with --add-machine, its
+# own differences in its machine patch. The credentials scenario is tests/e2e/real_credentials.sh.
+. "$(dirname "$0")/home_lab.inc"
+A=$ICHOR_BIN/kubectl-ichor-adopt
+
+# The nodes of CLUSTER in the lab, less SKIP (names or addresses, comma-separated).
+nodes_of() { jq -r --arg c "$1" --arg s ",${2:-}," '[.nodes[] | .name as $n | select(.cluster == $c and ($s | contains(",\($n),") | not)) | .name] | join(" ")' "$LAB"; }
+addrs_of() { jq -r --arg c "$1" --arg s ",${2:-}," '[.nodes[] | .name as $n | select(.cluster == $c and ($s | contains(",\($n),") | not)) | .address] | join(",")' "$LAB"; }
+written() { k get secret,taloscluster,talosmachine,talosconfigpatch -l "ichor.maesh.dev/cluster=$1" -o name 2> /dev/null | sort | tr '\n' ' '; }
+calls() { # calls CLUSTER JQ-FILTER: how many calls of every node of CLUSTER the filter keeps
+  local n total=0
+  for n in $(nodes_of "$1"); do
+    total=$((total + $(sim GET "/nodes/$n/calls" | jq "[.[] | select($2)] | length")))
+  done
+  echo "$total"
+}
+writes() { # real ApplyConfiguration calls (a dry run is not one) and Resets
+  echo "$(calls "$1" '(.method | endswith("/ApplyConfiguration")) and (.request.dryRun != true)') $(calls "$1" '.method | endswith("/Reset")')"
+}
+blocking() { # what blocks, one line per code and path, with its nodes (the lead's list)
+  out "$1" | jq -r '[.results[] | select(.severity == "error") | {c: .tags["ichor.maesh.dev/code"], p: (.field.path // "-"), n: (.tags["ichor.maesh.dev/node"] // "-")}] | group_by([.c, .p]) | .[] | "\(.[0].c) \(.[0].p) [\([.[].n] | unique | join(","))]"'
+}
+machines() { out "$1" | jq -r '[.items[] | select(.kind == "TalosMachine") | .metadata.name] | sort | join(" ")'; }
+patches() { out "$1" | jq -r '[.items[] | select(.kind == "TalosConfigPatch") | "\(.metadata.name)=\(.spec.layer)"] | sort | join(" ")'; }
+patch_text() { out "$1" | jq -r --arg n "$2" '.items[] | select(.kind == "TalosConfigPatch" and .metadata.name == $n) | .spec.patch'; }
+node_checks() { # one line per NodeCheck* result: node code
+  out "$1" | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] | startswith("NodeCheck") or . == "NodeRejected") | "\(.tags["ichor.maesh.dev/node"]) \(.tags["ichor.maesh.dev/code"])"' | sort
+}
+sorted() { tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//'; }
+
+# adopt_real SCENARIO CLUSTER SKIP [ADOPT FLAGS...]: the whole cluster (less SKIP) planned,
+# checked and adopted; leaves the lab up with the cluster adopted (TC set).
+adopt_real() {
+  local s=$1 c=$2 skip=$3 n names addrs
+  shift 3
+  home_up "$s"
+  TC=$(talosconfig "$c")
+  names=$(nodes_of "$c" "$skip")
+  addrs=$(addrs_of "$c" "$skip")
+  expect_eq "$s: the lab has the cluster's nodes" "$([ -n "$names" ] && [ -n "$addrs" ] && echo yes)" yes
+
+  run "$s-plan" "$A" --talosconfig "$TC" --nodes "$addrs" "$@" --plan -o json
+  expect_eq "$s: --plan exit 0" "$(rc "$s-plan")" 0
+  expect_eq "$s: --plan blocks nothing" "$(blocking "$s-plan")" ""
+  expect_eq "$s: --plan holds a TalosMachine for every node" "$(machines "$s-plan")" "$(echo "$names" | sorted)"
+  expect_eq "$s: no class C result" \
+    "$(out "$s-plan" | jq -r '[.results[] | select(.tags["ichor.maesh.dev/class"] == "C") | .tags["ichor.maesh.dev/code"]] | unique | join(" ")')" ""
+  expect_contains "$s: a cluster-layer patch" "$(patches "$s-plan")" "$c-adopted=cluster"
+  # The node check: every node answered, and what it would change is the plan's class B exactly.
+  local want=""
+  for n in $(echo "$addrs" | tr ',' ' '); do want+="$n NodeCheck"$'\n'; done
+  expect_eq "$s: every node accepts its configuration, changing only the class B list" \
+    "$(node_checks "$s-plan")" "$(printf '%s' "$want" | sort)"
+  expect_eq "$s: --plan writes nothing" "$(written "$c")" ""
+  expect_eq "$s: --plan: no write to any node" "$(writes "$c")" "0 0"
+
+  run "$s-adopt" "$A" --talosconfig "$TC" --nodes "$addrs" "$@" --yes --timeout 90s --parallel 3 -o json
+  expect_eq "$s: the adoption: exit 0" "$(rc "$s-adopt")" 0
+  expect_eq "$s: the plan's patches written" \
+    "$(k get talosconfigpatch -l "ichor.maesh.dev/cluster=$c" -o json | jq -r '[.items[] | "\(.metadata.name)=\(.spec.layer)"] | sort | join(" ")')" "$(patches "$s-plan")"
+  local released="" ready=""
+  for n in $names; do
+    grep -q "released the hold on $n\b" "$OUT/$s-adopt.err" && released+="$n "
+    [ "$(condition "$n" Ready | cut -d/ -f1)" = True ] && ready+="$n "
+  done
+  expect_eq "$s: every machine released after its zero-drift check" "$(echo "$released" | sorted)" "$(echo "$names" | sorted)"
+  expect_eq "$s: every machine Ready" "$(echo "$ready" | sorted)" "$(echo "$names" | sorted)"
+  expect_eq "$s: no machine held" \
+    "$(k get talosmachine -l "ichor.maesh.dev/cluster=$c" -o json | jq '[.items[] | select(.metadata.annotations["ichor.maesh.dev/hold-apply"])] | length')" 0
+  expect_eq "$s: no ApplyConfiguration and no Reset on any node" "$(writes "$c")" "0 0"
+
+  local before
+  before=$(written "$c")
+  run "$s-again" "$A" --talosconfig "$TC" --nodes "$addrs" "$@" --yes --timeout 60s
+  expect_eq "$s: a rerun: exit 0" "$(rc "$s-again")" 0
+  expect_contains "$s: a rerun: nothing held" "$(out "$s-again")" "no held machine of cluster $c"
+  expect_eq "$s: a rerun: nothing new" "$(written "$c")" "$before"
+}
+
+# --- birch: Talos 1.12, the v1alpha1 forms, flannel ----------------------------------------------
+adopt_real real-legacy birch "" --cni-unmanaged
+expect_contains "birch: the VIP is each control plane's own (machine layer)" "$(patch_text real-legacy-plan birch-cp-2-adopted)" "10.26.1.10"
+expect_contains "birch: the etcd metrics listener in the control planes' patch" "$(patch_text real-legacy-plan birch-controlplanes-adopted)" "listen-metrics-urls"
+expect_contains "birch: the time servers in the cluster patch" "$(patch_text real-legacy-plan birch-adopted)" "0.de.pool.ntp.org"
+
+# --- cedar: Talos 1.13, the network and volume documents, Cilium by Helm taken over ------------
+adopt_real real-netdocs cedar ""
+expect_contains "cedar: the bond in the cluster patch" "$(patch_text real-netdocs-plan cedar-adopted)" "BondConfig"
+expect_contains "cedar: the VIP in the control planes' patch" "$(patch_text real-netdocs-plan cedar-controlplanes-adopted)" "Layer2VIPConfig"
+expect_contains "cedar: the raw volume is cedar-w-2's own" "$(patch_text real-netdocs-plan cedar-w-2-adopted)" "RawVolumeConfig"
+expect_not_contains "cedar: cedar-w-2's patch holds none of the cluster layer" "$(patch_text real-netdocs-plan cedar-w-2-adopted)" "BondConfig"
+
+# --- maple: a hand-written base, flannel -----------------------------------------------------------
+adopt_real real-handwritten maple "" --cni-unmanaged
+
+# --- larch: Talos 1.14's documents; larch-w-2 joined later and comes in with --add-machine ------
+adopt_real real-docs14 larch larch-w-2 --cni-unmanaged
+expect_contains "larch: the kubelet's documents in the cluster patch" "$(patch_text real-docs14-plan larch-adopted)" "KubeletConfig"
+W2=$(node_addr larch-w-2)
+run add-plan "$A" --cluster larch --add-machine "$W2" --talosconfig "$TC" --plan -o json
+expect_eq "larch-w-2 --add-machine --plan: exit 0" "$(rc add-plan)" 0
+expect_eq "larch-w-2 --add-machine --plan: blocks nothing" "$(blocking add-plan)" ""
+expect_eq "larch-w-2 --add-machine --plan: its machine" "$(machines add-plan)" larch-w-2
+expect_eq "larch-w-2: its node accepts, changing only the class B list" "$(node_checks add-plan)" "$W2 NodeCheck"
+own=$(patch_text add-plan larch-w-2-adopted)
+expect_contains "larch-w-2's machine patch: its GPU taint" "$own" "nvidia.com/gpu"
+expect_contains "larch-w-2's machine patch: its kernel module" "$own" "NVreg_OpenRmEnableUnsupportedGpus"
+expect_not_contains "larch-w-2's machine patch: not the cluster layer's sysctl" "$own" "somaxconn"
+run add "$A" --cluster larch --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s
+expect_eq "larch-w-2 --add-machine: exit 0" "$(rc add)" 0
+expect_eq "larch-w-2: Ready" "$(condition larch-w-2 Ready | cut -d/ -f1)" True
+expect_eq "larch-w-2: its patch written" "$(k get talosconfigpatch larch-w-2-adopted -o jsonpath='{.spec.layer}')" machine
+expect_eq "larch: still no ApplyConfiguration and no Reset on any node" "$(writes larch)" "0 0"
+finish
