@@ -315,10 +315,12 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     Value sets = Value::object();
     std::set<std::pair<std::string, std::string>> registries;
     std::set<std::string> kinds;
+    std::set<std::string> identities; // kind + "/" + name of every document of either side
     for (const auto* docs : {&rendered, &live}) {
         for (const auto& d : *docs) {
             if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
                 kinds.insert(d["kind"].get<std::string>());
+                identities.insert(d["kind"].get<std::string>() + "/" + d.value("name", ""));
             }
         }
     }
@@ -357,7 +359,12 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     }
     std::set<std::string> whole_deletes;
     for (const auto& c : changes) {
-        if (auto reg = registry_doc(c.path); !reg.first.empty()) {
+        // A registry setting goes into its document (the layout of contracts 1.12 and later)
+        // unless neither the node nor the render holds that kind of document: a node that keeps
+        // its registries in v1alpha1 keeps them there.
+        if (auto reg = registry_doc(c.path);
+            !reg.first.empty() &&
+            (identities.count(reg.first + "/" + reg.second) != 0 || live.empty())) {
             registries.insert(reg);
             continue;
         }
