@@ -71,11 +71,13 @@ sim POST /nodes/home-w-3/config 'machine: {network: {$patch: delete}}' > /dev/nu
 run planfile "$A" --talosconfig "$TC" --nodes "$HOME_ADDRS" --cni-unmanaged --recover-secrets --recover-to "$PRIV/bundle.yaml" --plan -o yaml
 out planfile > "$PRIV/plan.yaml"
 run happly "$H" apply -f "$PRIV/plan.yaml" --talosconfig "$TC" --secrets-bundle "$PRIV/bundle.yaml" --yes
-expect_eq "hold apply of the five: exit 0" "$(rc happly)" 0
+expect_eq "hold apply of the five: exit 5 (the plan left home-w-2 out)" "$(rc happly)" 5
+expect_eq "hold apply: five held machines" "$(k get talosmachine -o name | wc -l)" 5
 sim POST /nodes/home-w-1/staged 'machine: {sysctls: {vm.nr_hugepages: "32"}}' > /dev/null
 run release "$H" release --cluster home --talosconfig "$TC" --timeout 60s
 expect_eq "hold release with a node staged since the plan: not all released" "$(rc release)" 5
-expect_contains "hold release: the staged node's hold stays" "$(err release)" "home-w-1: the live zero-drift check failed; the hold stays"
-expect_contains "hold release: names the staged path" "$(err release)" "machine.sysctls.vm.nr_hugepages"
+expect_contains "hold release: the staged node's hold stays, for its persistent configuration" "$(out release)" \
+  "home-w-1: the live zero-drift check failed; the hold stays: 127.0.0.54: its persistent configuration differs from the one it runs"
+expect_contains "hold release: names the staged path" "$(out release)" "at machine.sysctls.vm.nr_hugepages"
 expect_eq "hold release: home-w-1 still held" "$(k get tm home-w-1 -o jsonpath='{.metadata.annotations.ichor\.maesh\.dev/hold-apply}')" true
 finish
