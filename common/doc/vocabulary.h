@@ -32,6 +32,12 @@ inline constexpr std::string_view k_annotation_consented_drift = "ichor.maesh.de
 // On the bundle Secret a whole-cluster plan carries (without its data): where the bundle came
 // from ("recovered from ADDRESS", "from FILE").
 inline constexpr std::string_view k_annotation_bundle_source = "ichor.maesh.dev/bundle-source";
+// A planned credentials Secret (common/stages/credentials.h): the digest of each key's value, as
+// JSON, and the nodes whose configuration holds the values (comma-separated addresses).
+inline constexpr std::string_view k_annotation_credential_digests =
+    "ichor.maesh.dev/credential-digests";
+inline constexpr std::string_view k_annotation_credential_nodes =
+    "ichor.maesh.dev/credential-nodes";
 
 // The label that ties an object to its TalosCluster (value: the cluster's name).
 inline constexpr std::string_view k_label_cluster = "ichor.maesh.dev/cluster";
@@ -46,6 +52,9 @@ inline std::string cluster_selector(std::string_view cluster) {
 inline constexpr std::string_view k_tag_class = "ichor.maesh.dev/class";
 inline constexpr std::string_view k_tag_code = "ichor.maesh.dev/code";
 inline constexpr std::string_view k_tag_node = "ichor.maesh.dev/node";
+// A result that stands for the same finding on several nodes (a capture into a cluster or role
+// patch): the nodes, comma-separated, as the user wrote them.
+inline constexpr std::string_view k_tag_nodes = "ichor.maesh.dev/nodes";
 inline constexpr std::string_view k_tag_hint = "ichor.maesh.dev/hint";
 // The stage that wrote a result (common/stages/stage.h).
 inline constexpr std::string_view k_tag_stage = "ichor.maesh.dev/stage";

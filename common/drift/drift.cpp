@@ -1,5 +1,6 @@
 #include "common/drift/drift.h"
 
+#include "common/machineconfig/kinds.h"
 #include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
@@ -38,27 +39,6 @@ const Value* find(const Value& root, const std::vector<std::string>& path, size_
             return nullptr;
         }
         v = &*it;
-    }
-    return v;
-}
-
-// A value as a patch may carry it: no secrets (the node's are digests), no digests.
-Value without_secrets(const Value& v) {
-    if (v.is_object()) {
-        Value out = Value::object();
-        for (auto it = v.begin(); it != v.end(); ++it) {
-            if (!machineconfig::is_secret_key(it.key())) {
-                out[it.key()] = without_secrets(it.value());
-            }
-        }
-        return out;
-    }
-    if (v.is_array()) {
-        Value out = Value::array();
-        for (const auto& i : v) {
-            out.push_back(without_secrets(i));
-        }
-        return out;
     }
     return v;
 }
@@ -154,10 +134,120 @@ bool overlaps(const std::string& a, const std::string& b) {
     return a == b || under(a, b) || under(b, a);
 }
 
+// A fact of a document that is not in the layout table (documents.<Kind>[.<name>].<keys>): the
+// document's identity and the keys inside it, by the kinds table (a named kind's second key is
+// the document's name). Empty kind when the path is not such a fact or the kind is unknown.
+struct DocumentFact {
+    std::string kind;
+    std::string name;
+    bool named = false;
+    std::vector<std::string> keys;
+    std::vector<std::string> root; // the document's own path in the facts
+};
+
+DocumentFact document_fact(const std::vector<std::string>& path) {
+    DocumentFact f;
+    if (path.size() < 2 || path[0] != "documents") {
+        return f;
+    }
+    auto kind = machineconfig::find_kind(path[1]);
+    if (!kind) {
+        return f;
+    }
+    f.kind = path[1];
+    f.named = kind->named;
+    size_t body = 2;
+    if (f.named) {
+        if (path.size() < 3) {
+            f.kind.clear();
+            return f;
+        }
+        f.name = path[2];
+        body = 3;
+    }
+    f.root.assign(path.begin(), path.begin() + static_cast<long>(body));
+    f.keys.assign(path.begin() + static_cast<long>(body), path.end());
+    return f;
+}
+
+Value identity_doc(const DocumentFact& f) {
+    Value d = Value::object();
+    d["apiVersion"] = "v1alpha1";
+    d["kind"] = f.kind;
+    if (f.named) {
+        d["name"] = f.name;
+    }
+    return d;
+}
+
+// A value as the node has it, secrets as their digests: capture() takes each digest out of the
+// patch's text into a CapturedSecret.
+const Value& kept(const Value& v) {
+    return v;
+}
+
+bool is_digest_text(const Value& v) {
+    if (!v.is_string()) {
+        return false;
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    return s.size() == 71 && s.starts_with("sha256:");
+}
+
+// Moves every digest at a secret key of `v` (a patch document, `doc` its root) out into `out`.
+void extract_secrets(const Value& doc, Value& v, std::vector<std::string>& path,
+                     std::vector<CapturedSecret>& out, bool secret = false) {
+    if (v.is_object()) {
+        std::vector<std::string> drop;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (path.empty() && (it.key() == "apiVersion" || it.key() == "kind" ||
+                                 (it.key() == "name" && doc.contains("kind")))) {
+                continue;
+            }
+            path.push_back(it.key());
+            // Every digest of the node's configuration is a secret it holds (digest_secrets made
+            // it: a secret key, an inline manifest with a Secret, a secret environment entry).
+            const bool s = secret || machineconfig::is_secret_key(it.key());
+            if (is_digest_text(it.value())) {
+                CapturedSecret c;
+                c.kind = doc.value("kind", "");
+                c.name = doc.contains("kind") ? doc.value("name", "") : "";
+                c.path = path;
+                c.digest = it.value().get<std::string>();
+                out.push_back(std::move(c));
+                drop.push_back(it.key());
+            } else {
+                extract_secrets(doc, it.value(), path, out, s);
+            }
+            path.pop_back();
+        }
+        for (const auto& k : drop) {
+            v.erase(k);
+        }
+    } else if (v.is_array()) {
+        for (size_t i = 0; i < v.size(); ++i) {
+            path.push_back(std::to_string(i));
+            if (is_digest_text(v[i])) {
+                // a list of secrets: the item stays, as its digest, and is carried too
+                CapturedSecret c;
+                c.kind = doc.value("kind", "");
+                c.name = doc.contains("kind") ? doc.value("name", "") : "";
+                c.path = path;
+                c.digest = v[i].get<std::string>();
+                out.push_back(std::move(c));
+                v[i] = "";
+            } else {
+                extract_secrets(doc, v[i], path, out, secret);
+            }
+            path.pop_back();
+        }
+    }
+}
+
 } // namespace
 
-std::string capture_patch(const std::vector<Change>& changes, const Value& live_facts,
-                          const Value& rendered_facts, const std::vector<Value>& rendered) {
+Capture capture(const std::vector<Change>& changes, const Value& live_facts,
+                const Value& rendered_facts, const std::vector<Value>& rendered) {
     Value deletes = Value::object();
     Value sets = Value::object();
     std::set<std::pair<std::string, std::string>> registries;
@@ -181,17 +271,62 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
         }
         return doc;
     };
+    // Documents outside the layout table, by identity: the deletes (a whole document the node
+    // does not have, or fields of one it has) and the values to set.
+    std::map<std::string, Value> doc_deletes;
+    std::map<std::string, Value> doc_sets;
+    std::set<std::string> whole_deletes;
     for (const auto& c : changes) {
         if (auto reg = registry_doc(c.path); !reg.first.empty()) {
             registries.insert(reg);
+            continue;
+        }
+        if (DocumentFact f = document_fact(c.path); !f.kind.empty()) {
+            const std::string id = f.kind + "/" + f.name;
+            const bool node_has = find(live_facts, f.root, f.root.size()) != nullptr;
+            const bool render_has = find(rendered_facts, f.root, f.root.size()) != nullptr;
+            if (!node_has) {
+                if (render_has && whole_deletes.insert(id).second) {
+                    Value d = identity_doc(f);
+                    d["$patch"] = "delete";
+                    doc_deletes[id] = std::move(d);
+                }
+                continue;
+            }
+            bool list = c.current.is_array() || c.proposed.is_array();
+            bool shape = c.current.is_object() != c.proposed.is_object();
+            bool remove = !c.proposed.is_null() && (c.current.is_null() || list || shape);
+            if (remove && !f.keys.empty()) {
+                Value& d = doc_deletes[id];
+                if (d.is_null()) {
+                    d = identity_doc(f);
+                }
+                at(d, f.keys, f.keys.size()) = delete_marker();
+            }
+            if (!c.current.is_null()) {
+                const Value* live = find(live_facts, c.path, c.path.size());
+                Value& d = doc_sets[id];
+                if (d.is_null()) {
+                    d = identity_doc(f);
+                }
+                Value value = kept(live != nullptr ? *live : c.current);
+                if (f.keys.empty()) {
+                    if (value.is_object()) {
+                        for (auto it = value.begin(); it != value.end(); ++it) {
+                            d[it.key()] = it.value();
+                        }
+                    }
+                } else {
+                    at(d, f.keys, f.keys.size()) = std::move(value);
+                }
+            }
             continue;
         }
         bool list = c.current.is_array() || c.proposed.is_array();
         bool shape = c.current.is_object() != c.proposed.is_object();
         bool remove = !c.proposed.is_null() && (c.current.is_null() || list || shape);
         const Value* live = find(live_facts, c.path, c.path.size());
-        Value value =
-            c.current.is_null() ? Value() : without_secrets(live != nullptr ? *live : c.current);
+        Value value = c.current.is_null() ? Value() : kept(live != nullptr ? *live : c.current);
         if (auto home = typed_home(c.path, kinds)) {
             if (remove) {
                 at(typed_of(typed_deletes, *home->document), home->keys, home->keys.size()) =
@@ -217,6 +352,9 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
     for (auto& [kind, d] : typed_deletes) {
         docs.push_back(std::move(d));
     }
+    for (auto& [id, d] : doc_deletes) {
+        docs.push_back(std::move(d));
+    }
     std::vector<Value> reg_sets;
     for (const auto& [kind, host] : registries) {
         auto path = registry_fact_path(kind, host);
@@ -230,7 +368,7 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
         if (now == nullptr) {
             continue;
         }
-        if (Value d = registry_document(path, without_secrets(*now)); !d.is_null()) {
+        if (Value d = registry_document(path, kept(*now)); !d.is_null()) {
             reg_sets.push_back(std::move(d));
         }
     }
@@ -243,7 +381,25 @@ std::string capture_patch(const std::vector<Change>& changes, const Value& live_
     for (auto& d : reg_sets) {
         docs.push_back(std::move(d));
     }
-    return docs.empty() ? std::string() : doc::to_yaml_stream(docs);
+    for (auto& [id, d] : doc_sets) {
+        docs.push_back(std::move(d));
+    }
+    Capture out;
+    if (docs.empty()) {
+        return out;
+    }
+    out.resolved = doc::to_yaml_stream(docs);
+    for (auto& d : docs) {
+        std::vector<std::string> path;
+        extract_secrets(d, d, path, out.secrets);
+    }
+    out.text = doc::to_yaml_stream(docs);
+    return out;
+}
+
+std::string capture_patch(const std::vector<Change>& changes, const Value& live_facts,
+                          const Value& rendered_facts, const std::vector<Value>& rendered) {
+    return capture(changes, live_facts, rendered_facts, rendered).text;
 }
 
 Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
@@ -265,7 +421,9 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
     if (captured.empty()) {
         return a;
     }
-    a.capture = capture_patch(captured, live_facts, rendered_facts, rendered);
+    Capture cap = capture(captured, live_facts, rendered_facts, rendered);
+    a.capture = cap.text;
+    a.capture_secrets = cap.secrets;
 
     // Render again with the capture: on the captured paths the result must be the node's, and
     // nothing else may move.
@@ -274,7 +432,7 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
         before.insert(f.change.dotted);
     }
     std::vector<std::string> failed;
-    auto again = rerender(a.capture);
+    auto again = rerender(cap.resolved);
     if (!again) {
         a.capture_error = again.error().message;
     } else {

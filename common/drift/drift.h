@@ -19,16 +19,36 @@ struct Finding {
     Verdict verdict;
 };
 
+// A credential a capture carries outside its patch's text (registry auth, a WireGuard key, an
+// OIDC client secret, ...): the patch document it belongs to (`kind` empty for v1alpha1; `name`
+// for a named kind), the keys from that document's root (a list index as its decimal text), and
+// the sha256 digest of the value, which is all the plan knows of it. A TalosConfigPatch carries
+// it as spec.secretValues, its value in a Secret (docs/stream.md, "Credentials").
+struct CapturedSecret {
+    std::string kind;
+    std::string name;
+    std::vector<std::string> path;
+    std::string digest;
+};
+
+struct Capture {
+    std::string text;     // the patch without its credentials; empty when there is no change
+    std::string resolved; // the same with each credential's digest in place, for the round trip
+    std::vector<CapturedSecret> secrets;
+};
+
 struct Analysis {
     std::vector<Finding> findings; // every change but Ignored ones, in diff order
     std::string capture;           // the class A patch (multi-document YAML); empty when none
-    std::string capture_error;     // why a capture did not round-trip, when it did not
+    std::vector<CapturedSecret> capture_secrets; // what the capture carries outside its text
+    std::string capture_error; // why a capture did not round-trip, when it did not
 };
 
 // The render of the machine with an extra machine-layer patch appended (the capture).
 using Rerender = std::function<Result<std::vector<doc::Value>>(const std::string& patch)>;
 
 // `live`: the node's documents, secrets already digested (machineconfig::digest_secrets);
+// `rerender` is given the capture with its credentials' digests in place (Capture::resolved);
 // `rendered`: the render's, secrets in the clear (they never leave this function: values of
 // secret findings are digests). When there is class A drift, the capture is applied through
 // `rerender`; if render + capture does not equal the live configuration on the captured paths
@@ -43,7 +63,12 @@ Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Val
 // documents) holds by the layout table goes into that document, as Talos's own contract 1.14
 // holds the Kubernetes settings (KubeNetworkConfig's podSubnets, KubeAPIServerConfig's
 // certExtraSANs, ...): Talos refuses the v1alpha1 field beside such a document. Secret values are
-// never written. Empty when `changes` is.
+// never written into the text: each is a CapturedSecret, and `resolved` holds its digest where
+// the value goes (what a render that resolves it by digest applies). Empty when `changes` is.
+Capture capture(const std::vector<Change>& changes, const doc::Value& live_facts,
+                const doc::Value& rendered_facts, const std::vector<doc::Value>& rendered = {});
+
+// capture(...).text.
 std::string capture_patch(const std::vector<Change>& changes, const doc::Value& live_facts,
                           const doc::Value& rendered_facts,
                           const std::vector<doc::Value>& rendered = {});

@@ -1,5 +1,7 @@
 #include "common/drift/rules.h"
 
+#include "common/machineconfig/kinds.h"
+
 #include <algorithm>
 
 namespace ichor::drift {
@@ -14,13 +16,20 @@ constexpr std::string_view k_registry_hint =
 constexpr std::string_view k_owned_hint =
     "Ichor renders {path} from TalosCluster {cluster}; to keep the node's value instead, change "
     "the TalosCluster first (kubectl edit taloscluster {cluster} -n {ns})";
-constexpr std::string_view k_contract_hint =
-    "Ichor renders {path} as Talos's generator writes it at the version contract of TalosCluster "
-    "{cluster}";
-constexpr std::string_view k_unrepresentable_hint =
-    "Ichor cannot represent {path} as the node has it: change the node's configuration to the "
-    "rendered value (talosctl patch mc --nodes {node} --patch @fix.yaml), or leave this machine "
-    "unmanaged";
+constexpr std::string_view k_contract_note =
+    "Talos's generator writes {path} otherwise at the version contract of TalosCluster {cluster}; "
+    "the node's value is kept";
+constexpr std::string_view k_manifest_note =
+    "Talos keeps applying it at bootstrap and at every talosctl upgrade-k8s, as it does now";
+constexpr std::string_view k_credential_note =
+    "the value is carried in a Secret that the patch references (spec.secretValues), never in "
+    "the patch's text; shown as its digest";
+constexpr std::string_view k_bundle_hint =
+    "{path} on the node is not the secrets bundle's: check the secrets bundle of TalosCluster "
+    "{cluster} (kubectl ichor trustcheck --cluster {cluster})";
+constexpr std::string_view k_unknown_document_hint =
+    "Talos at the node's version does not load this document kind, so no patch can carry it: "
+    "check the node's configuration (talosctl get machineconfig --nodes {node} -o yaml)";
 
 // Order matters: the first rule whose path matches wins, so the specific ones come first.
 const std::vector<Rule> k_rules = {
@@ -55,44 +64,44 @@ const std::vector<Rule> k_rules = {
     {"machine.features.kubePrism", When::Always, Class::B, "KubePrism", k_owned_hint},
     {"cluster.discovery", When::Always, Class::B, "Discovery", k_owned_hint},
     {"machine.type", When::Always, Class::B, "Role", k_owned_hint},
-    {"machine.kubelet.defaultRuntimeSeccompProfileEnabled", When::Always, Class::B,
-     "ContractDefault", k_contract_hint},
-    {"machine.kubelet.disableManifestsDirectory", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"machine.features.diskQuotaSupport", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"machine.features.hostDNS", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.features.stableHostname", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.features.rbac", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"machine.features.apidCheckExtKeyUsage", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
+    {"machine.kubelet.defaultRuntimeSeccompProfileEnabled", When::Always, Class::A,
+     "ContractDefault", k_contract_note},
+    {"machine.kubelet.disableManifestsDirectory", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"machine.features.diskQuotaSupport", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"machine.features.hostDNS", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"machine.features.stableHostname", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"machine.features.rbac", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"machine.features.apidCheckExtKeyUsage", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
     {"machine.nodeLabels.node.kubernetes.io/exclude-from-external-load-balancers", When::Always,
-     Class::B, "ContractDefault", k_contract_hint},
-    {"cluster.apiServer.admissionControl", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"cluster.apiServer.auditPolicy", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"documents.HostnameConfig.auto", When::Always, Class::B, "ContractDefault", k_contract_hint},
+     Class::A, "ContractDefault", k_contract_note},
+    {"cluster.apiServer.admissionControl", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"cluster.apiServer.auditPolicy", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"documents.HostnameConfig.auto", When::Always, Class::A, "ContractDefault", k_contract_note},
     // What Talos's own contract 1.14 adds by default (machinery v1.14.1 config/generate): the
     // control-plane label and taint that earlier contracts leave to Talos at run time, and
     // documents without a v1alpha1 field.
-    {"machine.nodeLabels.node-role.kubernetes.io/control-plane", When::Always, Class::B,
-     "ContractDefault", k_contract_hint},
-    {"machine.nodeTaints.node-role.kubernetes.io/control-plane", When::Always, Class::B,
-     "ContractDefault", k_contract_hint},
-    {"documents.VolumeConfig.EPHEMERAL.mount.secure", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"documents.FilesystemTrimConfig.interval", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"documents.SecurityProfileConfig.workloadIsolation", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"documents.KubeAuthenticationConfig", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"documents.KubeAuthorizerConfig", When::Always, Class::B, "ContractDefault", k_contract_hint},
-    {"documents.KubeCoreDNSConfig.enabled", When::Always, Class::B, "ContractDefault",
-     k_contract_hint},
-    {"persist", When::Always, Class::B, "ContractDefault", k_contract_hint},
+    {"machine.nodeLabels.node-role.kubernetes.io/control-plane", When::Always, Class::A,
+     "ContractDefault", k_contract_note},
+    {"machine.nodeTaints.node-role.kubernetes.io/control-plane", When::Always, Class::A,
+     "ContractDefault", k_contract_note},
+    {"documents.VolumeConfig.EPHEMERAL.mount.secure", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"documents.FilesystemTrimConfig.interval", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"documents.SecurityProfileConfig.workloadIsolation", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"documents.KubeAuthenticationConfig", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"documents.KubeAuthorizerConfig", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"documents.KubeCoreDNSConfig.enabled", When::Always, Class::A, "ContractDefault",
+     k_contract_note},
+    {"persist", When::Always, Class::A, "ContractDefault", k_contract_note},
 
     // A takeover removes the inline manifest that delivered Cilium (ADR 0128 decision 3, issue
     // 13): Talos applies an inline manifest again at every `talosctl upgrade-k8s`, which would
@@ -102,14 +111,20 @@ const std::vector<Rule> k_rules = {
      "inlineManifests of TalosCluster {cluster}): Ichor's render removes it so that the next "
      "talosctl upgrade-k8s does not apply that Cilium again over Ichor's"},
 
-    // Class C with a specific hint; everything else falls through to Unrepresentable.
-    {"cluster.inlineManifests", When::Always, Class::C, "InlineManifests",
-     "remove cluster.inlineManifests from the node's configuration (talosctl patch mc --nodes "
-     "{node} --patch @remove-manifests.yaml): Talos applies them only at bootstrap, and Ichor "
-     "manages the CNI and add-ons itself"},
-    {"cluster.extraManifests", When::Always, Class::C, "ExtraManifests",
-     "remove cluster.extraManifests from the node's configuration (talosctl patch mc --nodes "
-     "{node} --patch @remove-manifests.yaml)"},
+    // Class A with a note: Talos applies these manifests itself; any other inline manifest beside
+    // a taken-over Cilium's is captured with them (the Cilium one's removal stays class B above
+    // only when it is the change's one removal).
+    {"cluster.inlineManifests", When::CiliumMixed, Class::C, "InlineManifests",
+     "the node's inline manifests hold the Cilium that Ichor takes over (spec.cni.cilium."
+     "inlineManifests of TalosCluster {cluster}) beside others, and one list cannot both keep and "
+     "remove: move the other manifests to cluster.extraManifests or into the cluster first "
+     "(talosctl patch mc --nodes {node} --patch @manifests.yaml)"},
+    {"cluster.inlineManifests", When::Always, Class::A, "InlineManifests", k_manifest_note},
+    {"cluster.extraManifests", When::Always, Class::A, "ExtraManifests", k_manifest_note},
+    {"cluster.extraManifestHeaders", When::Always, Class::A, "ExtraManifests", k_manifest_note},
+
+    // Class C: what a patch cannot carry, the cluster's CAs and bundle values. Everything else
+    // falls through to class A, Captured.
     {"cluster.ca", When::Always, Class::C, "CADiffers",
      "the node's Kubernetes CA is not the bundle's: check the secrets bundle of TalosCluster "
      "{cluster}"},
@@ -121,6 +136,16 @@ const std::vector<Rule> k_rules = {
     {"cluster.aggregatorCA", When::Always, Class::C, "CADiffers",
      "the node's aggregator CA is not the bundle's: check the secrets bundle of TalosCluster "
      "{cluster}"},
+    {"cluster.serviceAccount", When::Always, Class::C, "CADiffers",
+     "the node's service-account key is not the bundle's: check the secrets bundle of "
+     "TalosCluster {cluster}"},
+    {"machine.ca", When::Always, Class::C, "CADiffers",
+     "the node's Talos API CA is not the bundle's: check the secrets bundle of TalosCluster "
+     "{cluster}"},
+    {"machine.acceptedCAs", When::Always, Class::C, "CADiffers",
+     "the Talos API CAs the node accepts are not the bundle's: check the secrets bundle of "
+     "TalosCluster {cluster}"},
+    {"cluster.id", When::Always, Class::C, "BundleDiffers", k_bundle_hint},
 };
 
 bool matches(std::string_view rule, std::string_view path) {
@@ -171,6 +196,33 @@ bool removes_only(const Change& change, const std::vector<std::string>& names) {
     return removes;
 }
 
+// Paths whose secrets are the bundle's: a node's value there that the render lacks is not the
+// cluster's, never a credential to carry.
+bool matches_any_bundle_path(std::string_view dotted) {
+    for (std::string_view p :
+         {"machine.ca", "machine.token", "cluster.ca", "cluster.etcd.ca", "cluster.aggregatorCA",
+          "cluster.serviceAccount", "cluster.token", "cluster.secret", "cluster.id",
+          "cluster.secretboxEncryptionSecret", "cluster.aescbcEncryptionSecret",
+          "cluster.acceptedCAs", "machine.acceptedCAs"}) {
+        if (matches(p, dotted)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool names_any(const doc::Value& list, const std::vector<std::string>& names) {
+    if (!list.is_array()) {
+        return false;
+    }
+    for (const auto& m : list) {
+        if (std::find(names.begin(), names.end(), name_of(m)) != names.end()) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool holds(When w, const Context& c, const Change& change) {
     switch (w) {
     case When::Always:
@@ -185,6 +237,8 @@ bool holds(When w, const Context& c, const Change& change) {
         return c.cni_preset == "unmanaged";
     case When::CiliumManifests:
         return c.cni_preset == "cilium" && removes_only(change, c.cilium_manifests);
+    case When::CiliumMixed:
+        return c.cni_preset == "cilium" && names_any(change.current, c.cilium_manifests);
     }
     return false;
 }
@@ -210,18 +264,32 @@ const std::vector<Rule>& rules() {
 }
 
 Verdict classify(const Change& change, const Context& context) {
+    if (change.secret && change.proposed.is_null() && !change.current.is_null() &&
+        !matches_any_bundle_path(change.dotted)) {
+        // A credential the render does not carry at all (registry auth, an OIDC client secret, a
+        // WireGuard key): outside the bundle, carried in a Secret the patch references.
+        return {Class::A, "Credential", std::string(k_credential_note)};
+    }
     if (change.secret) {
         return {Class::C, "SecretDiffers",
                 "{path} on the node is not the secret of the bundle of TalosCluster {cluster}: a "
                 "secret cannot be captured; give the node the cluster's value, or check the "
                 "bundle"};
     }
+    if (change.path.size() >= 2 && change.path[0] == "documents" && context.talos_minor != 0 &&
+        !machineconfig::known_at(change.path[1], context.talos_minor)) {
+        return {Class::C, "UnknownDocument", std::string(k_unknown_document_hint)};
+    }
+    if (change.path.size() >= 2 && change.path[0] == "documents" &&
+        !machineconfig::find_kind(change.path[1])) {
+        return {Class::C, "UnknownDocument", std::string(k_unknown_document_hint)};
+    }
     for (const auto& r : k_rules) {
         if (matches(r.path, change.dotted) && holds(r.when, context, change)) {
             return {r.cls, std::string(r.code), std::string(r.hint)};
         }
     }
-    return {Class::C, "Unrepresentable", std::string(k_unrepresentable_hint)};
+    return {Class::A, "Captured", {}};
 }
 
 } // namespace ichor::drift

@@ -11,7 +11,7 @@
 namespace ichor::drift {
 
 enum class Class {
-    A,       // captured into the machine's TalosConfigPatch
+    A,       // captured into a TalosConfigPatch (cluster, role or machine layer)
     B,       // Ichor-owned: Ichor's value replaces the node's, with consent
     C,       // blocks the machine
     Ignored, // not drift: the node's value is taken as it is (install-time fields)
@@ -31,6 +31,9 @@ enum class When {
     // `talosctl upgrade-k8s` would apply it again, so Ichor's render leaves it out. Any other
     // inline manifest keeps the change class C.
     CiliumManifests,
+    // Preset cilium, and the node's inline manifests hold a taken-over Cilium's beside others
+    // (so that CiliumManifests did not match): one list cannot be both kept and removed.
+    CiliumMixed,
 };
 
 struct Rule {
@@ -38,11 +41,13 @@ struct Rule {
     When when;
     Class cls;
     std::string_view code; // tags ichor.maesh.dev/code
-    // For B and C: what to change. {node}, {path}, {cluster} and {ns} are replaced.
+    // For B and C: what to change; for A, a note on what the capture means (may be empty).
+    // {node}, {path}, {cluster} and {ns} are replaced.
     std::string_view hint;
 };
 
-// The table, first match wins. A path no rule matches is class C, code Unrepresentable.
+// The table, first match wins. A path no rule matches is class A, code Captured: every setting
+// Ichor does not own is carried as a patch (docs/design.md, "Class A beyond the as-built list").
 const std::vector<Rule>& rules();
 
 struct Context {
@@ -51,6 +56,9 @@ struct Context {
     // spec.cni.cilium.inlineManifests: the names of the inline manifests that delivered the
     // Cilium Ichor took over (When::CiliumManifests).
     std::vector<std::string> cilium_manifests;
+    // The node's Talos minor (14 for v1.14.1): a document kind Talos does not load at that
+    // version cannot be carried (class C, UnknownDocument). 0: not known, every kind is taken.
+    int talos_minor = 0;
 };
 
 struct Verdict {
@@ -60,7 +68,9 @@ struct Verdict {
 };
 
 // The class of one change. A secret change is class C (SecretDiffers) before any rule: a secret
-// is either the bundle's or not the cluster's, and a digest cannot be captured.
+// is either the bundle's or not the cluster's, and a digest cannot be captured. A document kind
+// (documents.<Kind>...) that Talos does not load at context.talos_minor is class C
+// (UnknownDocument), as is one this suite does not know at all.
 Verdict classify(const Change& change, const Context& context);
 
 } // namespace ichor::drift

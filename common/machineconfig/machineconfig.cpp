@@ -96,14 +96,86 @@ Value digest_value(const Value& v) {
     return util::sha256_digest(v.dump());
 }
 
+// A line "kind: Secret" (or DaemonSet) of a YAML text, at the start of a line.
+bool has_kind_line(std::string_view text, std::string_view kind) {
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        std::string_view line =
+            text.substr(at, end == std::string_view::npos ? text.size() - at : end - at);
+        if (line.starts_with("kind:")) {
+            std::string_view k = line.substr(5);
+            while (!k.empty() && (k.front() == ' ' || k.front() == '"' || k.front() == '\'')) {
+                k.remove_prefix(1);
+            }
+            while (!k.empty() &&
+                   (k.back() == ' ' || k.back() == '\r' || k.back() == '"' || k.back() == '\'')) {
+                k.remove_suffix(1);
+            }
+            if (k == kind) {
+                return true;
+            }
+        }
+        if (end == std::string_view::npos) {
+            break;
+        }
+        at = end + 1;
+    }
+    return false;
+}
+
+bool secret_manifest(const Value& v) {
+    if (!v.is_string()) {
+        return false;
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    return has_kind_line(s, "Secret") && !has_kind_line(s, "DaemonSet");
+}
+
+bool secret_environment_entry(const Value& v) {
+    if (!v.is_string()) {
+        return false;
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq + 1 == s.size()) {
+        return false;
+    }
+    const std::string name = util::to_lower(s.substr(0, eq));
+    for (std::string_view w :
+         {"key", "token", "secret", "password", "passwd", "auth", "credential"}) {
+        if (name.find(w) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void digest_in_place(Value& v, bool whole_is_secret) {
+    if (whole_is_secret && (v.is_object() || v.is_array())) {
+        // A secret key over a structure (a registry's `auth`): every value in it is a secret,
+        // each digested, so that a capture can carry each one (docs/stream.md, "Credentials").
+        for (auto& item : v) {
+            digest_in_place(item, true);
+        }
+        return;
+    }
     if (whole_is_secret) {
         v = digest_value(v);
         return;
     }
     if (v.is_object()) {
         for (auto it = v.begin(); it != v.end(); ++it) {
-            digest_in_place(it.value(), is_secret_key(it.key()));
+            const bool manifest =
+                (it.key() == "contents" || it.key() == "manifest") && secret_manifest(it.value());
+            if (it.key() == "environment" && it.value().is_array()) {
+                for (auto& e : it.value()) {
+                    if (secret_environment_entry(e)) {
+                        e = digest_value(e);
+                    }
+                }
+                continue;
+            }
+            digest_in_place(it.value(), manifest || is_secret_key(it.key()));
         }
     } else if (v.is_array()) {
         for (auto& item : v) {
@@ -168,9 +240,17 @@ void read_install(const Config& c, const Value* legacy, Install& install) {
     if (legacy != nullptr) {
         if (const Value* inst = doc::find_path(*legacy, "machine.install");
             inst && inst->is_object()) {
-            install.disk = inst->value("disk", "");
-            install.image = inst->value("image", "");
-            install.wipe = inst->value("wipe", false);
+            // Talos's encoder writes an unset field as null (after talosctl patch mc, say): a
+            // null or mistyped value is taken as unset, never a crash.
+            auto text = [&](const char* k) {
+                auto it = inst->find(k);
+                return it != inst->end() && it->is_string() ? it->get<std::string>()
+                                                            : std::string();
+            };
+            install.disk = text("disk");
+            install.image = text("image");
+            auto wipe = inst->find("wipe");
+            install.wipe = wipe != inst->end() && wipe->is_boolean() && wipe->get<bool>();
             if (inst->contains("diskSelector")) {
                 install.disk_selector = (*inst)["diskSelector"].dump();
             }

@@ -34,7 +34,10 @@ bool is_secret_key(std::string_view key);
 
 // Replaces every secret value with "sha256:<hex>" of the value (a scalar's text; a structure's
 // compact JSON). Values that already are digests are left as they are, so digesting is
-// idempotent.
+// idempotent. Besides the secret keys: an inline manifest's text (`contents`, `manifest`) that
+// holds a Kubernetes Secret and no DaemonSet (a CNI's manifest carries its own certificates and
+// is read to detect the CNI), and an `environment` entry NAME=VALUE whose NAME says it is a
+// secret (KEY, TOKEN, SECRET, PASSWORD, PASSWD, AUTH, CREDENTIAL in it), each digested whole.
 doc::Value digest_secrets(const doc::Value& document);
 std::vector<doc::Value> digest_secrets(const std::vector<doc::Value>& documents);
 // The same, in the documents given, for a caller that no longer needs them as they were.

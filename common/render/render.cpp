@@ -541,12 +541,136 @@ Result<std::vector<Value>> render(const Input& in) {
     }
     for (const Value* p : select_patches(in.patches, in.cluster->name, in.role, in.machine)) {
         const std::string name = str_at(*p, "metadata.name");
-        auto st = apply_patch_text(*docs, str_at(*p, "spec.patch"), "spec.patch");
-        if (!st) {
+        auto patch = parse_patch(str_at(*p, "spec.patch"), "spec.patch");
+        if (!patch) {
+            return patch.error().wrap("TalosConfigPatch " + name);
+        }
+        if (const Value* sv = doc::find_path(*p, "spec.secretValues"); sv != nullptr) {
+            auto values = secret_values(*p);
+            if (!values) {
+                return values.error().wrap("TalosConfigPatch " + name);
+            }
+            if (auto st = resolve_secret_values(*patch, *values, in.secrets); !st) {
+                return st.error().wrap("TalosConfigPatch " + name);
+            }
+        }
+        if (auto st = apply_patch(*docs, *patch); !st) {
             return st.error().wrap("TalosConfigPatch " + name);
         }
     }
     return docs;
+}
+
+Result<std::vector<SecretValue>> secret_values(const Value& p) {
+    std::vector<SecretValue> out;
+    const Value* sv = doc::find_path(p, "spec.secretValues");
+    if (sv == nullptr || sv->is_null()) {
+        return out;
+    }
+    auto bad = [](size_t i, const std::string& why) {
+        return make_error(ErrorKind::Findings,
+                          "spec.secretValues[" + std::to_string(i) + "]: " + why, "",
+                          "PatchDoesNotApply");
+    };
+    if (!sv->is_array()) {
+        return bad(0, "not a list");
+    }
+    for (size_t i = 0; i < sv->size(); ++i) {
+        const Value& e = (*sv)[i];
+        if (!e.is_object()) {
+            return bad(i, "not a mapping");
+        }
+        SecretValue v;
+        v.secret = doc::get_string(e, "secretRef.name");
+        v.key = doc::get_string(e, "secretRef.key");
+        v.kind = doc::get_string(e, "kind");
+        v.name = doc::get_string(e, "name");
+        v.digest = doc::get_string(e, "digest");
+        const Value* path = doc::find_path(e, "path");
+        if (v.secret.empty() || v.key.empty()) {
+            return bad(i, "secretRef needs a name and a key");
+        }
+        if (path == nullptr || !path->is_array() || path->empty()) {
+            return bad(i, "path must be a list of keys");
+        }
+        for (const auto& k : *path) {
+            if (!k.is_string()) {
+                return bad(i, "path must be a list of keys");
+            }
+            v.path.push_back(k.get<std::string>());
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+namespace {
+
+bool identity_is(const Value& d, const SecretValue& v) {
+    if (!d.is_object()) {
+        return false;
+    }
+    if (v.kind.empty() || v.kind == "v1alpha1") {
+        return !d.contains("kind");
+    }
+    return d.value("kind", "") == v.kind && d.value("name", "") == v.name;
+}
+
+bool set_at(Value& root, const std::vector<std::string>& path, const std::string& value) {
+    Value* at = &root;
+    for (size_t i = 0; i < path.size(); ++i) {
+        const bool last = i + 1 == path.size();
+        if (at->is_array()) {
+            const std::string& k = path[i];
+            if (k.empty() || k.find_first_not_of("0123456789") != std::string::npos ||
+                std::stoul(k) >= at->size()) {
+                return false;
+            }
+            at = &(*at)[std::stoul(k)];
+        } else {
+            if (!at->is_object()) {
+                return false;
+            }
+            if (!last && !at->contains(path[i])) {
+                (*at)[path[i]] = Value::object();
+            }
+            at = &(*at)[path[i]];
+        }
+    }
+    *at = value;
+    return true;
+}
+
+} // namespace
+
+Status resolve_secret_values(Patch& patch, const std::vector<SecretValue>& values,
+                             const SecretLookup& lookup) {
+    for (const auto& v : values) {
+        std::optional<std::string> value = v.digest;
+        if (lookup) {
+            value = lookup(v.secret, v.key);
+        }
+        if (!value || value->empty()) {
+            return make_error(ErrorKind::Findings,
+                              "spec.secretValues: Secret " + v.secret + " has no key " + v.key,
+                              "kubectl get secret " + v.secret, "SecretValueMissing");
+        }
+        Patch::Step* target = nullptr;
+        for (auto& step : patch.steps) {
+            if (!step.is_delete && identity_is(step.document, v)) {
+                target = &step;
+            }
+        }
+        if (target == nullptr || !set_at(target->document, v.path, *value)) {
+            return make_error(ErrorKind::Findings,
+                              "spec.secretValues: the patch has no document " +
+                                  (v.kind.empty() ? std::string("v1alpha1") : v.kind) +
+                                  (v.name.empty() ? "" : " " + v.name) + " with " +
+                                  util::join(v.path, "."),
+                              "", "SecretValueMissing");
+        }
+    }
+    return ok_status();
 }
 
 } // namespace ichor::render

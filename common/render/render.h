@@ -11,6 +11,8 @@
 #include "common/render/patch.h"
 #include "common/util/result.h"
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,35 @@ struct Install {
     bool wipe = false;
 };
 
+// A credential a TalosConfigPatch carries in a Secret (spec.secretValues): the Secret's name and
+// key, the patch document it goes into (`kind` empty for v1alpha1, `name` for a named kind), the
+// keys from that document's root (a list index as its decimal text), and the sha256 digest of
+// the value as the plan saw it.
+struct SecretValue {
+    std::string secret;
+    std::string key;
+    std::string kind;
+    std::string name;
+    std::vector<std::string> path;
+    std::string digest;
+};
+
+// spec.secretValues of a TalosConfigPatch; a malformed entry is a Findings error (code
+// PatchDoesNotApply) naming the entry.
+Result<std::vector<SecretValue>> secret_values(const doc::Value& talos_config_patch);
+
+// The value of key `key` of Secret `secret` (in the patch's namespace), or nullopt.
+using SecretLookup =
+    std::function<std::optional<std::string>(const std::string& secret, const std::string& key)>;
+
+// Sets each value into the patch's last document of its identity that is not a delete. With an
+// empty `lookup` each value is its digest: what the node's configuration carries as an
+// Inspection reads it, so that a plan and a zero-drift check compare digests with digests. A
+// value the lookup does not find, or a document the patch does not have, is a Findings error
+// (code SecretValueMissing).
+Status resolve_secret_values(Patch& patch, const std::vector<SecretValue>& values,
+                             const SecretLookup& lookup);
+
 struct Input {
     const ClusterSpec* cluster = nullptr;
     const bundle::Bundle* bundle = nullptr;
@@ -60,6 +91,8 @@ struct Input {
     std::string contract; // empty: the cluster's
     // TalosConfigPatch objects; render selects and orders those of the cluster, role and machine.
     std::vector<doc::Value> patches;
+    // Where the patches' spec.secretValues come from; empty: their digests (resolve_secret_values).
+    SecretLookup secrets;
 };
 
 // The TalosConfigPatches of `cluster` that apply to the role and machine, in the order the

@@ -2,6 +2,7 @@
 
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
+#include "common/stages/credentials.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
 #include "common/talos/address.h"
@@ -32,7 +33,7 @@ namespace {
 // The bundle Secret a whole-cluster plan carries: metadata only, its data comes from the bundle.
 bool is_bundle_secret(const Value& item) {
     return item.value("kind", "") == "Secret" && item.value("apiVersion", "") == "v1" &&
-           doc::find_path(item, "metadata.labels") != nullptr &&
+           !is_credentials_secret(item) && doc::find_path(item, "metadata.labels") != nullptr &&
            item["metadata"]["labels"].contains(std::string(vocab::k_label_cluster));
 }
 
@@ -40,7 +41,7 @@ bool is_created_kind(const Value& item) {
     std::string kind = item.value("kind", "");
     return (item.value("apiVersion", "") == doc::k_ichor_api &&
             (kind == "TalosMachine" || kind == "TalosConfigPatch" || kind == "TalosCluster")) ||
-           is_bundle_secret(item);
+           is_bundle_secret(item) || is_credentials_secret(item);
 }
 
 std::string plural(const Value& item) {
@@ -529,6 +530,10 @@ void report(Written& w, const Value& item, const std::string& default_ns, doc::R
     const std::string what = item.value("kind", "") + " " +
                              doc::get_string(item, "metadata.namespace", default_ns) + "/" +
                              name_of(item);
+    if (w.obj.is_object() && w.obj.value("kind", item.value("kind", "")) == "Secret") {
+        w.obj.erase("data"); // a Secret's values never reach the output
+        w.obj.erase("stringData");
+    }
     switch (w.end) {
     case Written::End::NotTried:
         return;
@@ -577,6 +582,21 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
         if (!fresh) {
             return failed(fresh.error());
         }
+        // The credentials' values, from the configurations just read, before anything is written.
+        std::map<std::string, Value> credentials;
+        std::vector<std::pair<std::string, std::string>> configs;
+        for (const auto& f : *fresh) {
+            configs.emplace_back(f.address, f.bytes);
+        }
+        for (const auto& item : list.items) {
+            if (is_credentials_secret(item)) {
+                auto filled = fill_credentials(item, configs);
+                if (!filled) {
+                    return failed(filled.error());
+                }
+                credentials[name_of(item)] = std::move(*filled);
+            }
+        }
         if (auto st = write_backups(*fresh, o); !st) {
             return failed(st.error());
         }
@@ -606,6 +626,11 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
             std::vector<Value> objs;
             for (std::size_t k = i; k < end; ++k) {
                 objs.push_back(to_create(*items[k], plan, digest, o));
+                if (is_credentials_secret(*items[k])) {
+                    Value filled = credentials[name_of(*items[k])];
+                    filled["metadata"] = objs.back()["metadata"];
+                    objs.back() = std::move(filled);
+                }
             }
             std::vector<Written> ends = writers.write(objs, digest);
             for (std::size_t k = i; k < end; ++k) {
@@ -940,6 +965,26 @@ void remove_object(IchorObjects& objects, const std::string& plural_name, const 
     }
 }
 
+// The Secrets of a removed patch's credentials that an adoption wrote (they carry its plan
+// digest); a Secret the person made and named in spec.secretValues stays.
+void remove_credentials(IchorObjects& objects, const Value& patch, doc::ResourceList& list,
+                        Outcome& out) {
+    std::set<std::string> names;
+    if (const Value* sv = doc::find_path(patch, "spec.secretValues");
+        sv != nullptr && sv->is_array()) {
+        for (const auto& e : *sv) {
+            names.insert(doc::get_string(e, "secretRef.name"));
+        }
+    }
+    for (const auto& n : names) {
+        if (auto sec = objects.get("secrets", objects.ns(), n);
+            sec && annotation(*sec, vocab::k_annotation_plan_digest) ==
+                       annotation(patch, vocab::k_annotation_plan_digest)) {
+            remove_object(objects, "secrets", *sec, list, out);
+        }
+    }
+}
+
 Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     IchorObjects& objects = *o.objects;
     auto read = cluster_objects(objects, o.cluster);
@@ -985,6 +1030,7 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
             if (doc::get_string(p, "spec.machine") == name &&
                 has_annotation(p, vocab::k_annotation_plan_digest)) {
                 remove_object(objects, "talosconfigpatches", p, list, out);
+                remove_credentials(objects, p, list, out);
             }
         }
         remove_object(objects, "talosmachines", m, list, out);
@@ -998,6 +1044,7 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
             doc::get_string(p, "spec.layer") != "machine" &&
             annotation(p, vocab::k_annotation_plan_digest) == digest) {
             remove_object(objects, "talosconfigpatches", p, list, out);
+            remove_credentials(objects, p, list, out);
         }
     }
     remove_object(objects, "talosclusters", *made, list, out);

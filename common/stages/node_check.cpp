@@ -2,6 +2,8 @@
 
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
+#include "common/stages/credentials.h"
+#include "common/stages/hold.h"
 #include "common/stages/plan.h"
 #include "common/talos/errors.h"
 #include "common/talos/loop.h"
@@ -269,13 +271,23 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
 // Drops the items of the blocked machines: their TalosMachine and machine-layer patches.
 void drop_blocked(doc::ResourceList& plan, const std::set<std::string>& blocked) {
     Value kept = Value::array();
+    std::set<std::string> dropped_secrets; // the credentials of the patches dropped
+    for (const auto& item : plan.items) {
+        if (item.value("kind", "") == "TalosConfigPatch" &&
+            doc::get_string(item, "spec.layer") == "machine" &&
+            blocked.count(doc::get_string(item, "spec.machine")) != 0) {
+            dropped_secrets.insert(credentials_secret_name(doc::get_string(item, "metadata.name")));
+        }
+    }
     for (auto& item : plan.items) {
         const std::string kind = item.value("kind", "");
         bool drop =
             (kind == "TalosMachine" &&
              blocked.count(doc::get_string(item, "metadata.name")) != 0) ||
             (kind == "TalosConfigPatch" && doc::get_string(item, "spec.layer") == "machine" &&
-             blocked.count(doc::get_string(item, "spec.machine")) != 0);
+             blocked.count(doc::get_string(item, "spec.machine")) != 0) ||
+            (is_credentials_secret(item) &&
+             dropped_secrets.count(doc::get_string(item, "metadata.name")) != 0);
         if (!drop) {
             kept.push_back(std::move(item));
         }
@@ -304,6 +316,24 @@ void ask_all(std::vector<Check>& checks, const DryRunNode& dry_run, int concurre
     for (auto& t : threads) {
         t.join();
     }
+}
+
+Result<std::string> read_node_config(const NodeTarget& t, const NodeCheckOptions& o) {
+    if (o.read_config) {
+        return o.read_config(t);
+    }
+    if (!o.inspect.context) {
+        return make_error(ErrorKind::Config, "no talosconfig context to read the node with");
+    }
+    std::optional<talos::Address> endpoint;
+    if (!t.via_endpoint.empty()) {
+        auto e = talos::parse_address(t.via_endpoint);
+        if (!e) {
+            return e.error();
+        }
+        endpoint = *e;
+    }
+    return config_reader(*o.inspect.context, endpoint, o.inspect.call_timeout_ms)(t.address);
 }
 
 Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
@@ -337,8 +367,20 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
             c.target = NodeTarget{*addr, insp != nullptr ? inspection::View(*insp).via_endpoint()
                                                          : std::string()};
         }
-        if (auto docs = render_machine(item, *cluster, *o.bundle, patches); !docs) {
-            c.failure = c.failure.empty() ? docs.error().message : c.failure;
+        render::SecretLookup secrets;
+        if (c.failure.empty() && carries_credentials(patches)) {
+            auto config = read_node_config(*c.target, o);
+            if (!config) {
+                c.failure = "reading its configuration for the credentials its patches carry: " +
+                            config.error().message;
+            } else {
+                secrets = lookup_in_config(patches, *config);
+            }
+        }
+        if (!c.failure.empty()) {
+            // not addressed, or its configuration not read: nothing to render
+        } else if (auto docs = render_machine(item, *cluster, *o.bundle, patches, secrets); !docs) {
+            c.failure = docs.error().message;
         } else {
             c.config = doc::to_yaml_stream(*docs);
         }

@@ -41,6 +41,11 @@ struct NodeCheckOptions {
     // The credential, the call timeout and the concurrency (machines checked at once).
     InspectOptions inspect;
     DryRunNode dry_run; // empty: a talos::NodeClient with `inspect`'s credential
+    // Reads a node's configuration as it returns it, for a machine whose patches carry
+    // credentials (spec.secretValues): each value is taken from there by its digest, so that the
+    // node is sent the configuration Ichor will render, never digests. Empty: a talos::NodeClient
+    // with `inspect`'s credential. Nothing read is printed.
+    std::function<Result<std::string>(const NodeTarget& target)> read_config;
 };
 
 // The stage (stage.h), named "node-check". For each TalosMachine item of the plan (each planned

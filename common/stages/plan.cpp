@@ -4,6 +4,7 @@
 #include "common/inspection/view.h"
 #include "common/machineconfig/hardware.h"
 #include "common/render/render.h"
+#include "common/stages/credentials.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -59,7 +60,8 @@ struct NodePlan {
     std::string name;
     std::vector<std::pair<doc::Severity, Value>> results; // severity, {message, code, tags}
     Value machine;
-    Value patch; // null when there is no class A drift
+    Value patch;       // null when there is no class A drift
+    Value credentials; // the Secret of the patch's credentials, or null (credentials.h)
 };
 
 void add(NodePlan& n, doc::Severity sev, std::string message, std::string code,
@@ -307,7 +309,9 @@ void drift_results(NodePlan& n, const drift::Analysis& a, const std::string& pat
                                                  : ", Ichor renders " + brief(c.proposed));
         switch (f.verdict.cls) {
         case drift::Class::A:
-            add(n, doc::Severity::Info, what + "; captured into TalosConfigPatch " + patch_name,
+            add(n, doc::Severity::Info,
+                what + "; captured into TalosConfigPatch " + patch_name +
+                    (hint.empty() ? "" : "; " + hint),
                 f.verdict.code, tags);
             break;
         case drift::Class::B:
@@ -391,6 +395,9 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
         return docs;
     };
     drift::Context ctx{!c.registry_mirrors.is_null(), c.cni_preset, c.cilium_manifests};
+    if (auto v = parse_version(node.talos_version())) {
+        ctx.talos_minor = v->minor;
+    }
     std::vector<Value> live(config->begin(), config->end());
     drift::Analysis a = drift::analyze(live, *rendered, ctx, rerender);
     n.outcome = "writable";
@@ -401,6 +408,7 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
     n.machine = make_machine(n, node, inst, o);
     if (!a.capture.empty()) {
         n.patch = make_patch(n, patch_name, a.capture, order, o);
+        n.credentials = attach_credentials(n.patch, a.capture_secrets, {n.address});
     }
 }
 
@@ -683,7 +691,7 @@ void drop_planned_objects(doc::ResourceList& list) {
         const std::string kind = item.value("kind", "");
         bool planned = (item.value("apiVersion", "") == doc::k_ichor_api &&
                         (kind == "TalosMachine" || kind == "TalosConfigPatch")) ||
-                       is_plan_basis(item);
+                       is_plan_basis(item) || is_credentials_secret(item);
         if (!planned) {
             kept.push_back(std::move(item));
         }
@@ -775,6 +783,9 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
         // converges. The other way round the rerun found a held machine, skipped it, and its
         // zero-drift check failed forever on the patch never written.
         if (n.outcome == "writable") {
+            if (!n.credentials.is_null()) {
+                created.push_back(n.credentials); // before the patch that references it
+            }
             if (!n.patch.is_null()) {
                 created.push_back(n.patch);
             }
@@ -806,7 +817,8 @@ Outcome plan(doc::ResourceList& list, const PlanOptions& o) {
 
 Result<std::vector<Value>> render_machine(const Value& machine, const render::ClusterSpec& cluster,
                                           const bundle::Bundle& bundle,
-                                          const std::vector<Value>& patches) {
+                                          const std::vector<Value>& patches,
+                                          const render::SecretLookup& secrets) {
     render::Install inst;
     inst.disk = doc::get_string(machine, "spec.install.disk");
     inst.image = doc::get_string(machine, "spec.install.image");
@@ -814,18 +826,37 @@ Result<std::vector<Value>> render_machine(const Value& machine, const render::Cl
     inst.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
     render::Input ri = render_input(cluster, bundle, doc::get_string(machine, "spec.role"),
                                     doc::get_string(machine, "metadata.name"), inst, patches);
+    ri.secrets = secrets;
     return render::render(ri);
 }
 
 std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"MACHINE", "ROLE", "ADDRESS", "INSTALL-DISK", "IMAGE", "PATCH"});
-    std::map<std::string, std::string> patched; // machine -> its planned patch
+    rows.push_back({"MACHINE", "ROLE", "ADDRESS", "INSTALL-DISK", "IMAGE", "PATCHES"});
+    std::vector<const Value*> patches;
     for (const auto& item : list.items) {
         if (item.value("kind", "") == "TalosConfigPatch") {
-            patched[doc::get_string(item, "spec.machine")] = doc::get_string(item, "metadata.name");
+            patches.push_back(&item);
         }
     }
+    // Every planned patch that selects the machine: its cluster's, its role's and its own.
+    auto selecting = [&](const Value& machine) {
+        std::vector<std::string> names;
+        for (const Value* p : patches) {
+            const std::string layer = doc::get_string(*p, "spec.layer");
+            if (doc::get_string(*p, "spec.cluster") != doc::get_string(machine, "spec.cluster")) {
+                continue;
+            }
+            if (layer == "cluster" ||
+                (layer == "role" &&
+                 doc::get_string(*p, "spec.role") == doc::get_string(machine, "spec.role")) ||
+                (layer == "machine" && doc::get_string(*p, "spec.machine") ==
+                                           doc::get_string(machine, "metadata.name"))) {
+                names.push_back(doc::get_string(*p, "metadata.name"));
+            }
+        }
+        return names.empty() ? std::string("-") : util::join(names, ",");
+    };
     int others = 0;
     for (const auto& item : list.items) {
         if (item.value("kind", "") != "TalosMachine") {
@@ -837,8 +868,7 @@ std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
         rows.push_back({name, dash(doc::get_string(item, "spec.role")),
                         dash(doc::get_string(item, "spec.address")),
                         dash(doc::get_string(item, "spec.install.disk")),
-                        dash(doc::get_string(item, "spec.install.image")),
-                        patched.count(name) != 0 ? patched[name] : "-"});
+                        dash(doc::get_string(item, "spec.install.image")), selecting(item)});
     }
     std::string out = rows.size() > 1 ? util::format_table(rows) : "no machine to create\n";
     if (others > 0) {

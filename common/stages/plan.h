@@ -46,10 +46,12 @@ Outcome plan(doc::ResourceList& list, const PlanOptions& options);
 // that selects it, in the controller's order. The same render as the drift stage's and so the
 // zero-drift check's (render::render). A patch that does not apply
 // is the render's Findings error (PatchDoesNotApply).
+// `secrets` resolves the patches' spec.secretValues (empty: their digests).
 Result<std::vector<doc::Value>> render_machine(const doc::Value& machine,
                                                const render::ClusterSpec& cluster,
                                                const bundle::Bundle& bundle,
-                                               const std::vector<doc::Value>& patches);
+                                               const std::vector<doc::Value>& patches,
+                                               const render::SecretLookup& secrets = {});
 
 // The plan's record of what it was made from, one item of the suite's API (docs/stream.md,
 // "PlanBasis"): hold apply re-reads each before its first write and refuses a stale plan.

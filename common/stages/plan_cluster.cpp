@@ -5,6 +5,7 @@
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
 #include "common/render/render.h"
+#include "common/stages/credentials.h"
 #include "common/stages/hold.h"
 #include "common/stages/plan.h"
 #include "common/util/strings.h"
@@ -637,7 +638,19 @@ struct Planned {
     std::vector<Value> rendered; // the documents, so that a capture goes where Talos holds it
     std::vector<drift::Change> class_a;
     std::set<std::string> others; // dotted paths of the class B (and consented) findings
+    drift::Context ctx;           // the cluster's, with the node's Talos minor
 };
+
+drift::Context node_context(drift::Context ctx, const Node& n) {
+    const std::string v = View(*n.item).talos_version();
+    auto parts = util::split(v.starts_with('v') ? v.substr(1) : v, '.');
+    if (parts.size() >= 2 && !parts[1].empty() &&
+        std::all_of(parts[1].begin(), parts[1].end(),
+                    [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        ctx.talos_minor = std::stoi(parts[1]);
+    }
+    return ctx;
+}
 
 std::string key_of(const drift::Change& c) {
     return c.dotted + "\x1f" + c.current.dump() + "\x1f" + c.proposed.dump();
@@ -668,8 +681,13 @@ Value make_patch(const std::string& name, const std::string& cluster, const std:
 // layer, the rest on the machine. A layer needs two machines or more to share a change.
 struct Layering {
     std::vector<Value> patches;
-    std::vector<std::string> lines;           // what went where, for the plan's result
-    std::map<std::string, std::string> where; // machine + "\x1f" + dotted -> patch name
+    std::vector<Value> secrets;                  // the patches' credentials (credentials.h)
+    std::vector<std::string> lines;              // what went where, for the plan's result
+    std::map<std::string, std::string> where;    // machine + "\x1f" + dotted -> patch name
+    std::map<std::string, std::string> layer_of; // patch name -> cluster, role or machine
+    int cluster_patches = 0;
+    int role_patches = 0;
+    int machine_patches = 0;
 };
 
 Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
@@ -722,13 +740,32 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
             }
         }
     }
+    auto add_patch = [&](const Planned& f, const std::string& name, const std::string& layer,
+                         const std::string& target, const std::vector<drift::Change>& changes,
+                         const std::vector<std::string>& nodes) {
+        drift::Capture cap = drift::capture(changes, f.live_facts, f.rendered_facts, f.rendered);
+        Value patch = make_patch(name, cluster, layer, target, cap.text, ns);
+        if (Value sec = attach_credentials(patch, cap.secrets, nodes); !sec.is_null()) {
+            out.secrets.push_back(std::move(sec));
+        }
+        out.patches.push_back(std::move(patch));
+    };
+    auto addresses = [&](const std::string& role) {
+        std::vector<std::string> a;
+        for (const auto& p : planned) {
+            if (role.empty() || p.input.role == role) {
+                a.push_back(text_at(*p.machine, "spec.address"));
+            }
+        }
+        return a;
+    };
     if (!cluster_changes.empty()) {
         const Planned& f = planned.front();
         std::string name = cluster + "-adopted";
-        out.patches.push_back(make_patch(
-            name, cluster, "cluster", "",
-            drift::capture_patch(cluster_changes, f.live_facts, f.rendered_facts, f.rendered), ns));
+        add_patch(f, name, "cluster", "", cluster_changes, addresses(""));
         out.lines.push_back(name + " (cluster layer): " + describe(cluster_changes));
+        out.layer_of[name] = "cluster";
+        out.cluster_patches++;
         for (const auto& p : planned) {
             for (const auto& c : cluster_changes) {
                 out.where[p.input.machine + "\x1f" + c.dotted] = name;
@@ -738,10 +775,10 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
     for (const auto& [role, changes] : role_changes) {
         const Planned& f = *role_first[role];
         std::string name = cluster + "-" + role + "s-adopted";
-        out.patches.push_back(make_patch(
-            name, cluster, "role", role,
-            drift::capture_patch(changes, f.live_facts, f.rendered_facts, f.rendered), ns));
+        add_patch(f, name, "role", role, changes, addresses(role));
         out.lines.push_back(name + " (role " + role + "): " + describe(changes));
+        out.layer_of[name] = "role";
+        out.role_patches++;
         for (const auto& p : planned) {
             for (const auto& c : changes) {
                 if (p.input.role == role) {
@@ -762,10 +799,10 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
         }
         std::string machine = text_at(*p.machine, "metadata.name");
         std::string name = machine + "-adopted";
-        out.patches.push_back(
-            make_patch(name, cluster, "machine", machine,
-                       drift::capture_patch(own, p.live_facts, p.rendered_facts, p.rendered), ns));
+        add_patch(p, name, "machine", machine, own, {text_at(*p.machine, "spec.address")});
         out.lines.push_back(name + " (machine " + machine + "): " + describe(own));
+        out.layer_of[name] = "machine";
+        out.machine_patches++;
         for (const auto& c : own) {
             out.where[machine + "\x1f" + c.dotted] = name;
         }
@@ -774,37 +811,98 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
 }
 
 // The class A results name the machine's own capture; with layers they name the patch each
-// change went into.
-void retarget_captures(doc::ResourceList& list, const std::vector<Planned>& planned,
-                       const std::map<std::string, std::string>& where) {
+// change went into, and a change that went into a cluster or role patch is one result for all
+// its nodes (its tag ichor.maesh.dev/nodes lists them; the values are the same on each, which is
+// what put it in that layer), so that a setting on twelve nodes is one line, not twelve.
+void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned,
+                    const Layering& layers) {
     std::map<std::string, std::string> machine_of; // address -> machine
+    std::map<std::string, std::string> role_of;    // address -> role
     for (const auto& p : planned) {
         machine_of[text_at(*p.machine, "spec.address")] = p.input.machine;
+        role_of[text_at(*p.machine, "spec.address")] = p.input.role;
     }
     const std::string lead = "; captured into TalosConfigPatch ";
+    struct Group {
+        Value result;
+        std::vector<std::string> nodes;
+        std::string layer;
+        std::string role;
+    };
+    std::map<std::string, Group> groups; // patch + "\x1f" + path
+    std::vector<std::string> order;
+    Value kept = Value::array();
     for (auto& r : list.results) {
         if (r["tags"].value(std::string(doc::k_tag_class), "") != "A") {
+            kept.push_back(std::move(r));
             continue;
         }
         const std::string node = r["tags"].value(std::string(doc::k_tag_node), "");
         const std::string path = text_at(r, "field.path");
         auto m = machine_of.find(node);
-        if (m == machine_of.end()) {
+        auto w = m == machine_of.end() ? layers.where.end()
+                                       : layers.where.find(m->second + "\x1f" + path);
+        std::string message = r.value("message", "");
+        const auto at_lead = message.rfind(lead);
+        if (w == layers.where.end() || at_lead == std::string::npos) {
+            kept.push_back(std::move(r));
             continue;
         }
-        auto w = where.find(m->second + "\x1f" + path);
-        std::string message = r.value("message", "");
-        auto at_lead = message.rfind(lead);
-        if (w != where.end() && at_lead != std::string::npos) {
-            r["message"] = message.substr(0, at_lead) + lead + w->second;
+        // the note after the patch's name (a manifest's), kept
+        const auto after = message.find(';', at_lead + lead.size());
+        const std::string note = after == std::string::npos ? "" : message.substr(after);
+        const std::string body = message.substr(0, at_lead);
+        auto layer = layers.layer_of.find(w->second);
+        if (layer == layers.layer_of.end() || layer->second == "machine") {
+            r["message"] = body + lead + w->second + note;
+            kept.push_back(std::move(r));
+            continue;
         }
+        const std::string key = w->second + "\x1f" + path;
+        auto [g, fresh] = groups.try_emplace(key);
+        if (fresh) {
+            order.push_back(key);
+            g->second.layer = layer->second;
+            g->second.role = role_of[node];
+            // "ADDRESS: PATH: the node has X, ..." -> "PATH on SCOPE: each node has X, ..."
+            std::string rest = body.substr(std::min(body.size(), node.size() + 2));
+            const std::string head = path + ": ";
+            if (rest.starts_with(head)) {
+                rest = rest.substr(head.size());
+            }
+            if (rest.starts_with("the node ")) {
+                rest = "each node " + rest.substr(9);
+            }
+            g->second.result = std::move(r);
+            g->second.result["message"] = rest + lead + w->second + note; // scope added below
+            g->second.result["tags"].erase(std::string(doc::k_tag_node));
+            g->second.result.erase("resourceRef");
+        }
+        g->second.nodes.push_back(node);
     }
+    for (const auto& key : order) {
+        Group& g = groups[key];
+        const std::string path = text_at(g.result, "field.path");
+        const std::string n = std::to_string(g.nodes.size());
+        const std::string scope =
+            g.layer == "cluster" ? "all " + n + " nodes" : "all " + n + " " + g.role + " nodes";
+        std::string message = g.result.value("message", "");
+        const auto at_lead = message.rfind(lead);
+        const auto name_end = message.find(';', at_lead + lead.size());
+        const std::string layer_text =
+            g.layer == "cluster" ? " (cluster layer)" : " (role layer, " + g.role + ")";
+        message.insert(name_end == std::string::npos ? message.size() : name_end, layer_text);
+        g.result["message"] = path + " on " + scope + ": " + message;
+        g.result["tags"][std::string(vocab::k_tag_nodes)] = util::join(g.nodes, ",");
+        kept.push_back(std::move(g.result));
+    }
+    list.results = std::move(kept);
 }
 
 // Render every machine again with all the layers: no class A may remain, and nothing else may
 // move. The problems, one per machine, or none.
 std::vector<std::string> verify(const std::vector<Planned>& planned,
-                                const std::vector<Value>& patches, const drift::Context& ctx) {
+                                const std::vector<Value>& patches) {
     std::vector<std::string> problems;
     for (const auto& p : planned) {
         render::Input in = p.input;
@@ -816,7 +914,7 @@ std::vector<std::string> verify(const std::vector<Planned>& planned,
         }
         std::vector<std::string> left;
         for (const auto& c : drift::diff(p.live_facts, drift::normalize(*again))) {
-            auto v = drift::classify(c, ctx);
+            auto v = drift::classify(c, p.ctx);
             if (v.cls == drift::Class::Ignored || p.others.count(c.dotted) != 0) {
                 continue;
             }
@@ -982,8 +1080,9 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         p.live_facts = p.node->facts;
         p.rendered_facts = drift::normalize(*rendered);
         p.rendered = std::move(*rendered);
+        p.ctx = node_context(ctx, *p.node);
         for (auto& c : drift::diff(p.live_facts, p.rendered_facts)) {
-            auto v = drift::classify(c, ctx);
+            auto v = drift::classify(c, p.ctx);
             if (v.cls == drift::Class::A) {
                 p.class_a.push_back(std::move(c));
             } else if (v.cls != drift::Class::Ignored) {
@@ -993,20 +1092,32 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         work.push_back(std::move(p));
     }
     Layering layers = layer(work, name, o.ns);
-    std::vector<std::string> problems = verify(work, layers.patches, ctx);
+    std::vector<std::string> problems = verify(work, layers.patches);
     std::vector<Value> patches;
+    std::vector<Value> credentials;
     if (problems.empty()) {
         patches = std::move(layers.patches);
-        retarget_captures(list, work, layers.where);
+        credentials = std::move(layers.secrets);
+        group_captures(list, work, layers);
         if (!layers.lines.empty()) {
+            auto count = [](int n, const char* what) {
+                return std::to_string(n) + " " + what + (n == 1 ? "" : "es");
+            };
             list.add_result(doc::Severity::Info,
-                            "class A drift in layers: " + util::join(layers.lines, "; "), "Layers");
+                            "class A drift in " +
+                                count(layers.cluster_patches, "cluster-layer patch") + ", " +
+                                count(layers.role_patches, "role-layer patch") + ", " +
+                                count(layers.machine_patches, "machine-layer patch") + ": " +
+                                util::join(layers.lines, "; "),
+                            "Layers");
         }
     } else {
         // The machines' own captures, each verified by plan(): always right, only less tidy.
         for (const auto& item : per_machine.items) {
             if (is_kind(item, "TalosConfigPatch")) {
                 patches.push_back(item);
+            } else if (is_credentials_secret(item)) {
+                credentials.push_back(item);
             }
         }
         list.add_result(doc::Severity::Warning,
@@ -1020,6 +1131,9 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     std::vector<Value> created;
     created.push_back(make_secret(name, o));
     created.push_back(cluster_obj);
+    for (auto& c : credentials) {
+        created.push_back(std::move(c)); // before the patches that reference them
+    }
     for (auto& p : patches) {
         created.push_back(std::move(p));
     }

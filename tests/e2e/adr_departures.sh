@@ -27,7 +27,7 @@ cleanup() {
   done
   kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":1}}}' > /dev/null
   kubectl -n $NS patch secret prod-secrets --type json -p '[{"op":"remove","path":"/data/rotation.yaml"}]' > /dev/null 2>&1
-  sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {max-pods: {$patch: delete}}}}' > /dev/null 2>&1
+  sim POST /nodes/prod-cp-2/config "$(other_ca_delete)" > /dev/null 2>&1
 }
 cleanup
 before=$(objects)
@@ -75,18 +75,18 @@ remove_tm stale-w-2
 
 # --- 3. class C blocks that machine, not the run --------------------------------------------------
 kubectl patch taloscluster -n $NS prod --type merge -p '{"spec":{"controlPlane":{"count":2}}}' > /dev/null
-sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {max-pods: "250"}}}' > /dev/null
+sim POST /nodes/prod-cp-2/config "$(other_ca_patch)" > /dev/null
 run partial "$A" --cluster prod --add-machine "$W2" --add-machine "$CP2" --talosconfig "$TC" --yes --backup-dir "$OUT/backups" --timeout 60s -o json
 expect_eq "class C: exit 5 (partial)" "$(rc partial)" 5
 expect_eq "class C: the worker is written and released" "$(ready prod-w-2)/$(held prod-w-2)" "True/"
 expect_eq "class C: nothing for the blocked control plane" "$(objects | grep -c prod-cp-2)" 0
-expect_contains "class C: the blocked machine is named" "$(out partial | jq -r '[.results[].message] | join("\n")')" "$CP2: machine.kubelet.extraArgs.max-pods"
+expect_contains "class C: the blocked machine is named" "$(out partial | jq -r '[.results[].message] | join("\n")')" "$CP2: cluster.acceptedCAs"
 expect_contains "class C: it says how to wipe it" "$(out partial | jq -r '[.results[].message] | join("\n")')" "kubectl ichor reclaim $CP2 --talosconfig FILE --cluster prod"
 expect_not_contains "class C: no whole-run refusal" "$(out partial; err partial)" "every machine is blocked"
 run allblocked "$A" --cluster prod --add-machine "$CP2" --talosconfig "$TC" --yes -o json
 expect_eq "class C, none writable: exit 1" "$(rc allblocked)" 1
 expect_contains "class C, none writable: nothing was written" "$(out allblocked | jq -r '.results[-1].message')" "every machine is blocked ($CP2): nothing was written"
-sim POST /nodes/prod-cp-2/config 'machine: {kubelet: {extraArgs: {max-pods: {$patch: delete}}}}' > /dev/null
+sim POST /nodes/prod-cp-2/config "$(other_ca_delete)" > /dev/null
 
 # --- 1. a rerun is idempotent; it releases a machine an interrupted run left held ---------------
 run rerun "$A" --cluster prod --add-machine "$W2" --talosconfig "$TC" --yes --timeout 60s -o json

@@ -56,12 +56,12 @@ hint=$(out registries | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"
 expect_contains "registries hint: add the cluster's mirrors to the node" "$hint" "add the cluster's mirrors to the node's configuration"
 expect_contains "registries hint: or set spec.registries to the node's" "$hint" "set spec.registries of TalosCluster prod to the node's"
 
-# A setting outside every rule: class C, the machine is blocked.
-sim POST /nodes/prod-w-2/config "$(printf 'machine:\n  kubelet:\n    extraArgs:\n      max-pods: "250"\n')" > /dev/null
+# A setting no patch can carry (another cluster's CA): class C, the machine is blocked.
+sim POST /nodes/prod-w-2/config "$(other_ca_patch)" > /dev/null
 trusted odd "$W2"
 run_in odd "$OUT/odd.trusted" "$D" --cluster prod -o json
 expect_eq "outside every rule: exit 1" "$(rc odd)" 1
-expect_eq "outside every rule: C" "$(out odd | jq -r '.results[] | select(.tags["ichor.maesh.dev/class"] == "C") | .field.path + "=" + .tags["ichor.maesh.dev/code"]')" "machine.kubelet.extraArgs.max-pods=Unrepresentable"
+expect_eq "outside every rule: C" "$(out odd | jq -r '.results[] | select(.tags["ichor.maesh.dev/class"] == "C") | .field.path + "=" + .tags["ichor.maesh.dev/code"]')" "cluster.acceptedCAs=CADiffers"
 expect_eq "outside every rule: nothing planned" "$(out odd | jq '[.items[] | select(.kind != "Inspection" and .kind != "PlanBasis")] | length')" 0
 expect_eq "outside every rule: closing words" "$(out odd | jq -r '.results[-1].message | split(";")[0]')" "nothing to adopt: $W2 blocked"
 run_in odd_add "$OUT/odd.trusted" "$D" --cluster prod --add-machine -o json
@@ -69,7 +69,7 @@ expect_eq "--add-machine: exit 1" "$(rc odd_add)" 1
 expect_eq "--add-machine: closing words" "$(out odd_add | jq -r '.results[-1].message | split(";")[0]')" "every machine is blocked ($W2): nothing was written"
 
 # Back to the generator's configuration: class B only again.
-sim POST /nodes/prod-w-2/config "$(printf 'machine:\n  sysctls:\n    net.core.somaxconn:\n      $patch: delete\n  kubelet:\n    extraArgs:\n      max-pods:\n        $patch: delete\n---\napiVersion: v1alpha1\nkind: RegistryMirrorConfig\nname: docker.io\n$patch: delete\n')" > /dev/null
+sim POST /nodes/prod-w-2/config "$(printf 'machine:\n  sysctls:\n    net.core.somaxconn:\n      $patch: delete\ncluster:\n  acceptedCAs:\n    $patch: delete\n---\napiVersion: v1alpha1\nkind: RegistryMirrorConfig\nname: docker.io\n$patch: delete\n')" > /dev/null
 trusted back "$W2"
 run_in back "$OUT/back.trusted" "$D" --cluster prod -o json
 expect_eq "restored: classes" "$(classes back)" "B:CNI,B:KubeProxy"

@@ -47,6 +47,11 @@ expect_not_contains() {
 }
 
 # The sim's control API.
+# A setting no patch can carry (class C, CADiffers): a Kubernetes CA of another cluster accepted
+# beside the bundle's. other_ca_patch sets it, other_ca_delete removes it again.
+OTHER_CA=LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJxekNDQVZHZ0F3SUJBZ0lVUXBWRHUxdnQxNHJBRlV2N1JXbzJQZTNKRTk4d0NnWUlLb1pJemowRUF3SXcKS2pFWU1CWUdBMVVFQ2d3UFlXNXZkR2hsY2kxamJIVnpkR1Z5TVE0d0RBWURWUVFEREFWMFlXeHZjekFnRncweQpOakV5TURJd05UUTVNVEZhR0E4eU1USTJNVEV3T0RBMU5Ea3hNVm93S2pFWU1CWUdBMVVFQ2d3UFlXNXZkR2hsCmNpMWpiSFZ6ZEdWeU1RNHdEQVlEVlFRRERBVjBZV3h2Y3pCWk1CTUdCeXFHU000OUFnRUdDQ3FHU000OUF3RUgKQTBJQUJPRXRxNERvalZtM1J0OHFEdmlkNW9SOFdXK1ZIUUwxK1JzZzI4VVpJekhnc2Q3a3d2ZzVTbE5VWnJqSgp1V2RZb2RiYSt0SHB4TmU3QW1vdmZiSm4rNmVqVXpCUk1CMEdBMVVkRGdRV0JCVExaZXVManp2RDdydFFSV2Y2CnVhNjZsYVREdkRBZkJnTlZIU01FR0RBV2dCVExaZXVManp2RDdydFFSV2Y2dWE2NmxhVER2REFQQmdOVkhSTUIKQWY4RUJUQURBUUgvTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFEN2FRWStTS0RCbkhUZmptZFpYclFBN2ovRApoSDNpbjJwMVlVSmd3cFlPNUFJZ1pRUDFnSU1sRnVhbXk3cXBOSnpUWkh4U0hoMkcxNFI4NGJEQ0hRa3Q4d0k9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K
+other_ca_patch() { printf 'cluster:\n  acceptedCAs:\n    - crt: %s\n' "$OTHER_CA"; }
+other_ca_delete() { printf 'cluster:\n  acceptedCAs:\n    $patch: delete\n'; }
 sim() { # sim METHOD PATH [JSON]
   if [ $# -ge 3 ]; then curl -fsS -X "$1" -H 'Content-Type: application/json' -d "$3" "$CONTROL$2"
   else curl -fsS -X "$1" "$CONTROL$2"; fi

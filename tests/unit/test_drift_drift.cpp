@@ -199,8 +199,8 @@ machine:
 
 TEST_CASE("a node of Talos's own contract 1.14 differs only by contract defaults", "[drift]") {
     // Against a render at 1.12 or 1.13, the documents Talos 1.14 writes either hold a v1alpha1
-    // field (the layout table) or are a default of the contract (class B), so nothing blocks and
-    // nothing is captured.
+    // field (the layout table) or are a default of the contract, which is captured (class A,
+    // ContractDefault): nothing blocks, and the capture keeps the node as it is.
     Fixture fx;
     auto prod = fx.cluster("prod");
     for (auto [live, role, contract] :
@@ -209,7 +209,7 @@ TEST_CASE("a node of Talos's own contract 1.14 differs only by contract defaults
         INFO(live << " (Talos 1.14) against " << contract);
         render::Input in{&prod,    &fx.bundle, role, "m", {"/dev/sda", "other-image", false},
                          contract, {}};
-        auto a = analyze(fx.live(live), in);
+        auto a = analyze(fx.live(live), in, drift::Context{false, "cilium", {}, 14});
         CHECK_FALSE(classes(a).empty());
         for (const auto& [path, cls] : classes(a)) {
             INFO(path << " " << cls);
@@ -217,10 +217,93 @@ TEST_CASE("a node of Talos's own contract 1.14 differs only by contract defaults
             // kube-proxy off (preset cilium) lists that for consent, as any worker without it.
             bool worker_proxy = std::string(role) == "worker" && path == "cluster.proxy.disabled" &&
                                 cls == "B:KubeProxy";
-            CHECK((cls == "B:ContractDefault" || cls.starts_with("-:") || worker_proxy));
+            CHECK((cls == "A:ContractDefault" || cls == "A:Captured" || cls.starts_with("-:") ||
+                   worker_proxy));
         }
-        CHECK(a.capture.empty());
+        CHECK_FALSE(a.capture.empty());
+        CHECK(a.capture_error.empty());
     }
+}
+
+TEST_CASE("a 1.13-contract node running Talos 1.14 is never given a 1.14 default", "[drift]") {
+    // The render at 1.14 writes SecurityProfileConfig, FilesystemTrimConfig and the other
+    // documents of Talos's own contract 1.14; a node generated at 1.13 has none of them, so the
+    // capture deletes each whole, and rendering again gives the node back.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    render::Input in{&prod,  &fx.bundle, "controlplane", "m", {"/dev/sda", "other-image", false},
+                     "1.14", {}};
+    auto a = analyze(fx.live("cp-1.13"), in, drift::Context{false, "cilium", {}, 14});
+    CHECK(a.capture_error.empty());
+    for (const auto& [path, cls] : classes(a)) {
+        INFO(path << " " << cls);
+        CHECK_FALSE(cls.starts_with("C:"));
+    }
+    CHECK(a.capture.find("kind: SecurityProfileConfig\n$patch: delete") != std::string::npos);
+}
+
+TEST_CASE("documents of the 1.12 network layout are captured whole, by name", "[drift]") {
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto live = fx.live("cp-1.13");
+    for (const char* text : {R"(apiVersion: v1alpha1
+kind: BondConfig
+name: bond0
+links: [eth0, eth1]
+bondMode: 802.3ad
+lacpRate: fast
+)",
+                             R"(apiVersion: v1alpha1
+kind: VLANConfig
+name: bond0.20
+vlanID: 20
+parent: bond0
+addresses: [{address: 10.20.0.11/24}]
+)",
+                             R"(apiVersion: v1alpha1
+kind: Layer2VIPConfig
+name: 10.20.0.10
+link: bond0.20
+)",
+                             R"(apiVersion: v1alpha1
+kind: LinkAliasConfig
+name: uplink
+selector:
+  match: mac(link.permanent_addr) == "02:00:00:00:00:01"
+)"}) {
+        auto d = doc::parse_one(text, "doc");
+        REQUIRE(d.ok());
+        live.push_back(*d);
+    }
+    live[0]["cluster"]["etcd"]["extraArgs"] = Value{{"listen-metrics-urls", "http://0.0.0.0:2381"}};
+    render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "",    {}};
+    auto a = analyze(live, in, drift::Context{false, "cilium", {}, 13});
+    auto c = classes(a);
+    CHECK(c["documents.BondConfig.bond0.bondMode"] == "A:Captured");
+    CHECK(c["documents.BondConfig.bond0.links"] == "A:Captured");
+    CHECK(c["documents.VLANConfig.bond0.20.parent"] == "A:Captured");
+    CHECK(c["documents.Layer2VIPConfig.10.20.0.10.link"] == "A:Captured");
+    CHECK(c["cluster.etcd.extraArgs.listen-metrics-urls"] == "A:Captured");
+    CHECK(a.capture_error.empty());
+    for (const auto& [path, cls] : c) {
+        INFO(path);
+        CHECK(cls.starts_with("A:"));
+    }
+    CHECK(a.capture.find("kind: BondConfig\nname: bond0\n") != std::string::npos);
+    CHECK(a.capture.find("name: bond0.20") != std::string::npos);
+    CHECK(a.capture.find("selector:") != std::string::npos);
+
+    // The same documents on a Talos that does not load one of them: that one blocks.
+    live.push_back(*doc::parse_one("apiVersion: v1alpha1\nkind: VethConfig\nname: veth0\n"
+                                   "peer: {name: veth1}\n",
+                                   "doc"));
+    auto old = classes(analyze(live, in, drift::Context{false, "cilium", {}, 13}));
+    CHECK(old["documents.VethConfig.veth0.peer.name"] == "C:UnknownDocument");
+    CHECK(classes(analyze(
+              live, in,
+              drift::Context{false, "cilium", {}, 14}))["documents.VethConfig.veth0.peer.name"] ==
+          "A:Captured");
 }
 
 TEST_CASE("a node made without Ichor's settings shows class B, captured class A", "[drift]") {
@@ -288,25 +371,33 @@ endpoints: [{url: "https://mirror.local"}]
     }
 }
 
-TEST_CASE("settings outside every rule, secrets and CAs block the machine", "[drift]") {
+TEST_CASE("settings outside every rule are captured; secrets and CAs block the machine",
+          "[drift]") {
     Fixture fx;
     auto prod = fx.cluster("prod");
     auto live = fx.live("cp-1.13");
     live[0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
     live[0]["cluster"]["secret"] = "sha256:" + std::string(64, '0');
     live[0]["cluster"]["inlineManifests"] =
-        Value::array({Value{{"name", "cilium"}, {"contents", "x"}}});
+        Value::array({Value{{"name", "rbac"}, {"contents", "x"}}});
+    live[0]["cluster"]["etcd"]["ca"]["crt"] = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==";
+    live.push_back(*doc::parse_one("apiVersion: v1alpha1\nkind: FancyConfig\nx: 1\n", "doc"));
     render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
                      "",    {}};
     auto a = analyze(live, in);
     auto c = classes(a);
-    CHECK(c["machine.kubelet.extraArgs.max-pods"] == "C:Unrepresentable");
+    CHECK(c["machine.kubelet.extraArgs.max-pods"] == "A:Captured");
     CHECK(c["cluster.secret"] == "C:SecretDiffers");
-    CHECK(c["cluster.inlineManifests"] == "C:InlineManifests");
-    CHECK(c.size() == 3);
+    CHECK(c["cluster.inlineManifests"] == "A:InlineManifests");
+    CHECK(c["cluster.etcd.ca.crt"] == "C:CADiffers");
+    CHECK(c["documents.FancyConfig.x"] == "C:UnknownDocument");
+    CHECK(c.size() == 5);
     for (const auto& f : a.findings) {
         if (f.change.dotted == "cluster.secret") {
             CHECK(f.change.proposed == util::sha256_digest(fx.bundle.cluster_secret));
+        }
+        if (f.change.dotted == "cluster.inlineManifests") {
+            CHECK(f.verdict.hint.find("upgrade-k8s") != std::string::npos);
         }
     }
 }

@@ -17,7 +17,7 @@ drift::Verdict verdict(const std::string& dotted, drift::Context ctx = {}) {
 
 TEST_CASE("the rules table", "[drift][rules]") {
     CHECK(verdict("machine.sysctls.net.core.somaxconn").code == "Sysctl");
-    CHECK(verdict("machine.sysctlsx").code == "Unrepresentable"); // a path, not a prefix of text
+    CHECK(verdict("machine.sysctlsx").code == "Captured"); // a path, not a prefix of text
     CHECK(verdict("machine.install.extraKernelArgs").cls == drift::Class::A);
     CHECK(verdict("machine.install.disk").cls == drift::Class::Ignored);
     CHECK(verdict("machine.registries.mirrors.docker.io.endpoints").code == "RegistryMirror");
@@ -27,15 +27,53 @@ TEST_CASE("the rules table", "[drift][rules]") {
     CHECK(verdict("cluster.network.cni.name").cls == drift::Class::B);
     CHECK(verdict("cluster.network.cni.name", {false, "unmanaged"}).cls == drift::Class::A);
     CHECK(verdict("cluster.proxy.disabled").code == "KubeProxy");
-    CHECK(verdict("machine.kubelet.extraArgs.max-pods").code == "Unrepresentable");
-    CHECK(verdict("machine.kubelet.extraArgs.max-pods").cls == drift::Class::C);
+    // Class A is the default: every setting Ichor does not own is captured.
+    CHECK(verdict("machine.kubelet.extraArgs.max-pods").code == "Captured");
+    CHECK(verdict("machine.kubelet.extraArgs.max-pods").cls == drift::Class::A);
+    CHECK(verdict("cluster.etcd.extraArgs.listen-metrics-urls").cls == drift::Class::A);
+    CHECK(verdict("machine.nodeLabels.node.kubernetes.io/exclude-from-external-load-balancers")
+              .code == "ContractDefault");
+    // What a patch cannot carry: the cluster's CAs and bundle values.
+    CHECK(verdict("cluster.acceptedCAs").code == "CADiffers");
+    CHECK(verdict("machine.ca.crt").code == "CADiffers");
+    CHECK(verdict("cluster.serviceAccount.key").cls == drift::Class::C);
+    CHECK(verdict("cluster.id").code == "BundleDiffers");
     drift::Change secret;
     secret.dotted = "machine.sysctls.x";
     secret.secret = true;
     CHECK(drift::classify(secret, {}).code == "SecretDiffers");
+    // A credential the render does not carry is captured into a Secret; a bundle secret is not.
+    drift::Change auth;
+    auth.dotted = "machine.registries.config.ghcr.io.auth.password";
+    auth.secret = true;
+    auth.current = "sha256:" + std::string(64, 'a');
+    CHECK(drift::classify(auth, {}).code == "Credential");
+    CHECK(drift::classify(auth, {}).cls == drift::Class::A);
+    auth.proposed = "sha256:" + std::string(64, 'b');
+    CHECK(drift::classify(auth, {}).code == "SecretDiffers");
+    drift::Change token;
+    token.dotted = "machine.token";
+    token.secret = true;
+    token.current = "sha256:" + std::string(64, 'a');
+    CHECK(drift::classify(token, {}).code == "SecretDiffers");
 }
 
-TEST_CASE("an inline manifest is class C, but the taken-over Cilium's is class B",
+TEST_CASE("a document kind Talos does not load at the node's version blocks", "[drift][rules]") {
+    drift::Change c;
+    c.path = {"documents", "KubeletConfig", "image"};
+    c.dotted = "documents.KubeletConfig.image";
+    CHECK(drift::classify(c, {false, "cilium", {}, 13}).code == "UnknownDocument");
+    CHECK(drift::classify(c, {false, "cilium", {}, 14}).cls == drift::Class::A);
+    c.path = {"documents", "BondConfig", "bond0", "links"};
+    c.dotted = "documents.BondConfig.bond0.links";
+    CHECK(drift::classify(c, {false, "cilium", {}, 12}).code == "Captured");
+    c.path = {"documents", "FancyConfig", "x"};
+    c.dotted = "documents.FancyConfig.x";
+    CHECK(drift::classify(c, {}).code == "UnknownDocument");
+    CHECK(drift::classify(c, {}).cls == drift::Class::C);
+}
+
+TEST_CASE("an inline manifest is captured, but the taken-over Cilium's is class B",
           "[drift][rules]") {
     auto manifest = [](const std::string& name) {
         return doc::Value{{"name", name}, {"contents", "kind: DaemonSet"}};
@@ -55,14 +93,18 @@ TEST_CASE("an inline manifest is class C, but the taken-over Cilium's is class B
     CHECK(v.code == "CiliumInlineManifest");
     CHECK(v.hint.find("next talosctl upgrade-k8s") != std::string::npos);
     CHECK(v.hint.find("spec.cni.cilium.inlineManifests") != std::string::npos);
-    // another manifest beside it, or not the one the takeover named: blocks the machine
+    // another manifest beside it: one list cannot be kept and removed, the machine is blocked
     CHECK(drift::classify(change(doc::Value::array({manifest("cilium"), manifest("x")})), takeover)
               .code == "InlineManifests");
+    CHECK(drift::classify(change(doc::Value::array({manifest("cilium"), manifest("x")})), takeover)
+              .cls == drift::Class::C);
+    // not the one the takeover named: captured, Talos keeps applying it
     CHECK(drift::classify(change(doc::Value::array({manifest("x")})), takeover).cls ==
-          drift::Class::C);
-    // no takeover recorded, or the CNI unmanaged: class C as before
+          drift::Class::A);
+    // no takeover recorded, or the CNI unmanaged: captured
     CHECK(drift::classify(only, {}).code == "InlineManifests");
-    CHECK(drift::classify(only, {false, "unmanaged", {"cilium"}}).code == "InlineManifests");
+    CHECK(drift::classify(only, {}).cls == drift::Class::A);
+    CHECK(drift::classify(only, {false, "unmanaged", {"cilium"}}).cls == drift::Class::A);
     // the render adding a manifest is not a removal
     CHECK(drift::classify(
               change(doc::Value::array({manifest("cilium")}), doc::Value::array({manifest("y")})),
@@ -102,6 +144,8 @@ TEST_CASE("docs/drift-rules.md lists the table as it is", "[drift][rules]") {
             return "preset unmanaged";
         case drift::When::CiliumManifests:
             return "preset cilium, only spec.cni.cilium.inlineManifests removed";
+        case drift::When::CiliumMixed:
+            return "preset cilium, spec.cni.cilium.inlineManifests beside others";
         }
         return {};
     };

@@ -157,3 +157,38 @@ TEST_CASE("malformed configurations are usage errors", "[machineconfig]") {
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().kind == ErrorKind::Usage);
 }
+
+TEST_CASE("an inline manifest with a Secret and a secret environment entry are digested whole",
+          "[machineconfig][secrets]") {
+    const std::string secret_manifest =
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: oidc\nstringData:\n  client-secret: s\n";
+    const std::string cni_manifest =
+        "kind: Secret\n---\nkind: DaemonSet\nmetadata: {name: cilium}\n";
+    doc::Value v1 = doc::Value::object();
+    v1["cluster"]["inlineManifests"] =
+        doc::Value::array({doc::Value{{"name", "oidc"}, {"contents", secret_manifest}},
+                           doc::Value{{"name", "rbac"}, {"contents", "kind: ClusterRole\n"}},
+                           doc::Value{{"name", "cilium"}, {"contents", cni_manifest}}});
+    doc::Value ext = doc::Value{
+        {"apiVersion", "v1alpha1"},
+        {"kind", "ExtensionServiceConfig"},
+        {"name", "tailscale"},
+        {"environment", doc::Value::array({"TS_AUTHKEY=tskey-x", "TS_ROUTES=10.0.0.0/8"})}};
+    auto d = machineconfig::digest_secrets(std::vector<doc::Value>{v1, ext});
+    const auto& im = d[0]["cluster"]["inlineManifests"];
+    CHECK(im[0]["contents"] == util::sha256_digest(secret_manifest));
+    CHECK(im[1]["contents"] == "kind: ClusterRole\n");
+    CHECK(im[2]["contents"] == cni_manifest); // read to detect the CNI
+    CHECK(d[1]["environment"][0] == util::sha256_digest("TS_AUTHKEY=tskey-x"));
+    CHECK(d[1]["environment"][1] == "TS_ROUTES=10.0.0.0/8");
+    CHECK(machineconfig::digest_secrets(d) == d); // idempotent
+
+    // A secret key over a structure: each value digested, so each can be carried.
+    doc::Value reg = doc::Value::object();
+    reg["machine"]["registries"]["config"]["ghcr.io"]["auth"] =
+        doc::Value{{"username", "robot"}, {"password", "pw"}};
+    auto r = machineconfig::digest_secrets(reg);
+    const auto& auth = r["machine"]["registries"]["config"]["ghcr.io"]["auth"];
+    CHECK(auth["username"] == util::sha256_digest("robot"));
+    CHECK(auth["password"] == util::sha256_digest("pw"));
+}

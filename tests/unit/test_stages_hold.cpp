@@ -259,7 +259,19 @@ TEST_CASE("hold apply: class C blocks that machine, not the run", "[stages][hold
     // is written, the control plane is named, and the outcome is partial (exit 5).
     Nodes n;
     Value blocked = n.cp;
-    blocked["status"]["config"][0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
+    // another cluster's Kubernetes CA accepted beside the bundle's: no patch can carry a CA
+    blocked["status"]["config"][0]["cluster"]["acceptedCAs"] = Value::array({Value{
+        {"crt",
+         "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJxekNDQVZHZ0F3SUJBZ0lVUXBWRHUxdnQxNHJBRlV2N1JXb"
+         "zJQZTNKRTk4d0NnWUlLb1pJemowRUF3SXcKS2pFWU1CWUdBMVVFQ2d3UFlXNXZkR2hsY2kxamJIVnpkR1Z5TVE0d0"
+         "RBWURWUVFEREFWMFlXeHZjekFnRncweQpOakV5TURJd05UUTVNVEZhR0E4eU1USTJNVEV3T0RBMU5Ea3hNVm93S2p"
+         "FWU1CWUdBMVVFQ2d3UFlXNXZkR2hsCmNpMWpiSFZ6ZEdWeU1RNHdEQVlEVlFRRERBVjBZV3h2Y3pCWk1CTUdCeXFH"
+         "U000OUFnRUdDQ3FHU000OUF3RUgKQTBJQUJPRXRxNERvalZtM1J0OHFEdmlkNW9SOFdXK1ZIUUwxK1JzZzI4VVpJe"
+         "khnc2Q3a3d2ZzVTbE5VWnJqSgp1V2RZb2RiYSt0SHB4TmU3QW1vdmZiSm4rNmVqVXpCUk1CMEdBMVVkRGdRV0JCVE"
+         "xaZXVManp2RDdydFFSV2Y2CnVhNjZsYVREdkRBZkJnTlZIU01FR0RBV2dCVExaZXVManp2RDdydFFSV2Y2dWE2Nmx"
+         "hVER2REFQQmdOVkhSTUIKQWY4RUJUQURBUUgvTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFEN2FRWStTS0RCbkhU"
+         "ZmptZFpYclFBN2ovRApoSDNpbjJwMVlVSmd3cFlPNUFJZ1pRUDFnSU1sRnVhbXk3cXBOSnpUWkh4U0hoMkcxNFI4N"
+         "GJEQ0hRa3Q4d0k9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"}}});
     doc::ResourceList plan = n.plan({n.worker, blocked});
     REQUIRE(plan.has_errors());
     REQUIRE(stages::check_plan_writable(plan).ok());

@@ -15,6 +15,19 @@ using doc::Value;
 
 namespace {
 
+// A CA certificate of another cluster (public, base64 of PEM as v1alpha1 holds it).
+const std::string k_other_ca =
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJxekNDQVZHZ0F3SUJBZ0lVUXBWRHUxdnQxNHJBRlV2N1JXbzJQZT"
+    "NKRTk4d0NnWUlLb1pJemowRUF3SXcKS2pFWU1CWUdBMVVFQ2d3UFlXNXZkR2hsY2kxamJIVnpkR1Z5TVE0d0RBWURWUVFE"
+    "REFWMFlXeHZjekFnRncweQpOakV5TURJd05UUTVNVEZhR0E4eU1USTJNVEV3T0RBMU5Ea3hNVm93S2pFWU1CWUdBMVVFQ2"
+    "d3UFlXNXZkR2hsCmNpMWpiSFZ6ZEdWeU1RNHdEQVlEVlFRRERBVjBZV3h2Y3pCWk1CTUdCeXFHU000OUFnRUdDQ3FHU000"
+    "OUF3RUgKQTBJQUJPRXRxNERvalZtM1J0OHFEdmlkNW9SOFdXK1ZIUUwxK1JzZzI4VVpJekhnc2Q3a3d2ZzVTbE5VWnJqSg"
+    "p1V2RZb2RiYSt0SHB4TmU3QW1vdmZiSm4rNmVqVXpCUk1CMEdBMVVkRGdRV0JCVExaZXVManp2RDdydFFSV2Y2CnVhNjZs"
+    "YVREdkRBZkJnTlZIU01FR0RBV2dCVExaZXVManp2RDdydFFSV2Y2dWE2NmxhVER2REFQQmdOVkhSTUIKQWY4RUJUQURBUU"
+    "gvTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFEN2FRWStTS0RCbkhUZmptZFpYclFBN2ovRApoSDNpbjJwMVlVSmd3cFlP"
+    "NUFJZ1pRUDFnSU1sRnVhbXk3cXBOSnpUWkh4U0hoMkcxNFI4NGJEQ0hRa3Q4d0k9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS"
+    "0tLS0K";
+
 using Fixture = test::PlanFixture;
 
 std::vector<std::string> codes(const doc::ResourceList& l) {
@@ -73,7 +86,8 @@ TEST_CASE("class A drift becomes the machine's patch, class C blocks", "[drift][
     Value a = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");
     a["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
     Value c = fx.inspection("10.0.0.22", "prod-w-3", "w-1.13");
-    c["status"]["config"][0]["machine"]["kubelet"]["extraArgs"] = Value{{"max-pods", "250"}};
+    // another cluster's Kubernetes CA accepted beside the bundle's: no patch can carry a CA
+    c["status"]["config"][0]["cluster"]["acceptedCAs"] = Value::array({Value{{"crt", k_other_ca}}});
     list.items.push_back(a);
     list.items.push_back(c);
     auto s = fx.run(list);
@@ -89,15 +103,14 @@ TEST_CASE("class A drift becomes the machine's patch, class C blocks", "[drift][
     CHECK((*p)["spec"]["patch"] == "machine:\n  sysctls:\n    vm.swappiness: \"1\"\n");
     bool blocked = false;
     for (const auto& r : list.results) {
-        if (r["tags"].value("ichor.maesh.dev/code", "") == "Unrepresentable") {
+        if (r["tags"].value("ichor.maesh.dev/code", "") == "CADiffers") {
             blocked = true;
             CHECK(r["severity"] == "error");
-            CHECK(r["field"]["path"] == "machine.kubelet.extraArgs.max-pods");
-            CHECK(r["field"]["currentValue"] == "250");
-            CHECK(r["field"]["proposedValue"].is_null());
+            CHECK(r["field"]["path"] == "cluster.acceptedCAs");
+            CHECK(r["field"]["currentValue"].size() == 2);
+            CHECK(r["field"]["proposedValue"].size() == 1);
             CHECK(r["tags"]["ichor.maesh.dev/class"] == "C");
-            CHECK(r["message"].get<std::string>().starts_with(
-                "10.0.0.22: machine.kubelet.extraArgs.max-pods:"));
+            CHECK(r["message"].get<std::string>().starts_with("10.0.0.22: cluster.acceptedCAs:"));
             CHECK(r["message"].get<std::string>().find("hint: ") != std::string::npos);
         }
     }

@@ -17,6 +17,22 @@ using doc::Value;
 
 namespace {
 
+// Another cluster's Kubernetes CA, as cluster.acceptedCAs would accept it (public).
+Value other_ca() {
+    return Value::array({Value{
+        {"crt",
+         "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJxekNDQVZHZ0F3SUJBZ0lVUXBWRHUxdnQxNHJBRlV2N1JXb"
+         "zJQZTNKRTk4d0NnWUlLb1pJemowRUF3SXcKS2pFWU1CWUdBMVVFQ2d3UFlXNXZkR2hsY2kxamJIVnpkR1Z5TVE0d0"
+         "RBWURWUVFEREFWMFlXeHZjekFnRncweQpOakV5TURJd05UUTVNVEZhR0E4eU1USTJNVEV3T0RBMU5Ea3hNVm93S2p"
+         "FWU1CWUdBMVVFQ2d3UFlXNXZkR2hsCmNpMWpiSFZ6ZEdWeU1RNHdEQVlEVlFRRERBVjBZV3h2Y3pCWk1CTUdCeXFH"
+         "U000OUFnRUdDQ3FHU000OUF3RUgKQTBJQUJPRXRxNERvalZtM1J0OHFEdmlkNW9SOFdXK1ZIUUwxK1JzZzI4VVpJe"
+         "khnc2Q3a3d2ZzVTbE5VWnJqSgp1V2RZb2RiYSt0SHB4TmU3QW1vdmZiSm4rNmVqVXpCUk1CMEdBMVVkRGdRV0JCVE"
+         "xaZXVManp2RDdydFFSV2Y2CnVhNjZsYVREdkRBZkJnTlZIU01FR0RBV2dCVExaZXVManp2RDdydFFSV2Y2dWE2Nmx"
+         "hVER2REFQQmdOVkhSTUIKQWY4RUJUQURBUUgvTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFEN2FRWStTS0RCbkhU"
+         "ZmptZFpYclFBN2ovRApoSDNpbjJwMVlVSmd3cFlPNUFJZ1pRUDFnSU1sRnVhbXk3cXBOSnpUWkh4U0hoMkcxNFI4N"
+         "GJEQ0hRa3Q4d0k9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"}}});
+}
+
 // The golden cluster "lab-u" (cni unmanaged, cluster.clusterName legacy-name): one control plane
 // and workers, each an Inspection as trustcheck leaves it, with etcd, a Ready Node each.
 struct Cluster {
@@ -224,6 +240,45 @@ TEST_CASE("class A drift in layers: equal on every node is the cluster's, equal 
     CHECK(doc::get_string(*machine, "spec.patch").find("max_map_count") != std::string::npos);
     CHECK(doc::get_string(*machine, "spec.patch").find("somaxconn") == std::string::npos);
     CHECK(c.of_kind("TalosConfigPatch").size() == 4);
+
+    // One finding per captured fact and layer: the sysctl on all four nodes is one result
+    // naming the four, the machine's own one result of its node.
+    std::vector<const Value*> somaxconn;
+    std::vector<const Value*> max_map;
+    for (const auto& r : c.list.results) {
+        const std::string path = doc::get_string(r, "field.path");
+        if (path == "machine.sysctls.net.core.somaxconn") {
+            somaxconn.push_back(&r);
+        } else if (path == "machine.sysctls.vm.max_map_count") {
+            max_map.push_back(&r);
+        }
+    }
+    REQUIRE(somaxconn.size() == 1);
+    const Value& grouped = *somaxconn[0];
+    CHECK(grouped["tags"].value(std::string(vocab::k_tag_nodes), "") ==
+          "10.0.0.2,10.0.0.3,10.0.0.4,10.0.0.5");
+    CHECK_FALSE(grouped["tags"].contains(std::string(doc::k_tag_node)));
+    CHECK(grouped.value("message", "") ==
+          "machine.sysctls.net.core.somaxconn on all 4 nodes: each node has \"65535\", Ichor "
+          "does not render it; captured into TalosConfigPatch lab-u-adopted (cluster layer)");
+    REQUIRE(max_map.size() == 1);
+    CHECK((*max_map[0])["tags"].value(std::string(doc::k_tag_node), "") == "10.0.0.4");
+    CHECK((*max_map[0])
+              .value("message", "")
+              .ends_with("captured into TalosConfigPatch u-w-2-adopted"));
+    bool layers = false;
+    for (const auto& r : c.list.results) {
+        if (r["tags"].value(std::string(doc::k_tag_code), "") == "Layers") {
+            layers = true;
+            CHECK(r.value("message", "")
+                      .starts_with("class A drift in 1 cluster-layer patch, 2 role-layer patches, "
+                                   "1 machine-layer "
+                                   "patch: "));
+        }
+    }
+    CHECK(layers);
+    CHECK(stages::plan_table(c.list, false)
+              .find("lab-u-adopted,lab-u-workers-adopted,u-w-2-adopted") != std::string::npos);
 
     // Every machine rendered with every layer is its node again: no class A left.
     auto spec = render::parse_cluster(*c.of_kind("TalosCluster")[0]);
@@ -478,12 +533,41 @@ TEST_CASE("a TalosCluster this plan wrote is a rerun, not a refusal", "[plan][cl
     CHECK_FALSE(c.list.has_errors());
 }
 
+TEST_CASE("settings Ichor does not own are captured on every node, inline manifests too",
+          "[plan][cluster]") {
+    Cluster c;
+    for (std::size_t i = 0; i < 3; ++i) {
+        c.set(i, {"cluster", "inlineManifests"},
+              Value::array({Value{{"name", "rbac"}, {"contents", "kind: ClusterRole"}}}));
+        c.set(i, {"machine", "kubelet", "extraArgs"},
+              Value{{"rotate-server-certificates", "true"}});
+    }
+    auto out = c.run();
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK(out.stopped == 0);
+    CHECK_FALSE(c.has_code("LayersDidNotVerify"));
+    const Value* cluster = patch_of_layer(c, "cluster");
+    REQUIRE(cluster != nullptr);
+    CHECK(doc::get_string(*cluster, "spec.patch").find("rbac") != std::string::npos);
+    CHECK(doc::get_string(*cluster, "spec.patch").find("rotate-server-certificates") !=
+          std::string::npos);
+    bool said = false;
+    for (const auto& r : c.list.results) {
+        if (doc::get_string(r, "field.path") == "cluster.inlineManifests") {
+            said = r.value("message", "")
+                       .find("Talos keeps applying it at bootstrap and at every "
+                             "talosctl upgrade-k8s") != std::string::npos;
+        }
+    }
+    CHECK(said);
+}
+
 TEST_CASE("a blocked worker stays out and the others go on, a blocked control plane refuses all",
           "[plan][cluster]") {
     SECTION("worker") {
         Cluster c;
-        c.set(2, {"cluster", "inlineManifests"},
-              Value::array({Value{{"name", "x"}, {"contents", "kind: ConfigMap"}}})); // class C
+        c.set(2, {"cluster", "acceptedCAs"}, other_ca()); // class C: no patch carries a CA
         auto out = c.run();
         REQUIRE_FALSE(out.error);
         CHECK(out.done == 2);
@@ -493,8 +577,7 @@ TEST_CASE("a blocked worker stays out and the others go on, a blocked control pl
     }
     SECTION("control plane") {
         Cluster c;
-        c.set(0, {"cluster", "inlineManifests"},
-              Value::array({Value{{"name", "x"}, {"contents", "kind: ConfigMap"}}}));
+        c.set(0, {"cluster", "acceptedCAs"}, other_ca());
         auto out = c.run();
         CHECK(out.done == 0);
         CHECK(c.has_code("ControlPlaneBlocked"));

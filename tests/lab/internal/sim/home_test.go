@@ -357,15 +357,15 @@ func TestHomeVariants(t *testing.T) {
 		},
 		"home-classc-worker.yaml": func(t *testing.T, h *homeLab) {
 			for _, n := range homeNodes {
-				if got := str(h.v1(n), "machine", "kubelet", "extraArgs", "max-pods"); (got == "250") != (n == "home-w-2") {
-					t.Errorf("%s: kubelet max-pods %q", n, got)
+				if got := acceptedKubernetesCAs(h.v1(n)); (got == 1) != (n == "home-w-2") {
+					t.Errorf("%s: %d extra accepted Kubernetes CAs", n, got)
 				}
 			}
 		},
 		"home-classc-cp.yaml": func(t *testing.T, h *homeLab) {
 			for _, n := range homeNodes {
-				if got := str(h.v1(n), "cluster", "apiServer", "extraArgs", "audit-log-maxage"); (got == "30") != (n == "home-cp-2") {
-					t.Errorf("%s: apiServer audit-log-maxage %q", n, got)
+				if got := acceptedKubernetesCAs(h.v1(n)); (got == 1) != (n == "home-cp-2") {
+					t.Errorf("%s: %d extra accepted Kubernetes CAs", n, got)
 				}
 			}
 		},
@@ -452,4 +452,12 @@ func prefix(base, got []string) bool {
 	}
 
 	return true
+}
+
+// acceptedKubernetesCAs counts cluster.acceptedCAs of a v1alpha1 document.
+func acceptedKubernetesCAs(v1 map[string]any) int {
+	cluster, _ := v1["cluster"].(map[string]any)
+	cas, _ := cluster["acceptedCAs"].([]any)
+
+	return len(cas)
 }
