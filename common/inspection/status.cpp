@@ -113,8 +113,8 @@ void put_persistent(NodeReading& r, Replies& replies, const std::string& running
     if (!mc || mc->yaml_marshalled() == running) {
         return;
     }
-    auto parsed = machineconfig::parse(mc->yaml_marshalled(),
-                                       r.address.text + ": persistent configuration");
+    auto parsed =
+        machineconfig::parse(mc->yaml_marshalled(), r.address.text + ": persistent configuration");
     if (!parsed) {
         r.add(doc::Severity::Warning, parsed.error().message, "MalformedConfig");
         return;

@@ -2,10 +2,11 @@
 
 #include "common/util/strings.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fnmatch.h>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,9 +76,8 @@ std::optional<bool> selector_matches(const Value& sel, const Disk& d) {
             continue;
         }
         static const std::map<std::string, std::string Disk::*> globs{
-            {"uuid", &Disk::uuid},         {"wwid", &Disk::wwid},
-            {"model", &Disk::model},       {"serial", &Disk::serial},
-            {"modalias", &Disk::modalias}, {"busPath", &Disk::bus_path}};
+            {"uuid", &Disk::uuid},     {"wwid", &Disk::wwid},         {"model", &Disk::model},
+            {"serial", &Disk::serial}, {"modalias", &Disk::modalias}, {"busPath", &Disk::bus_path}};
         if (auto g = globs.find(key); g != globs.end()) {
             if (!glob(want, d.*(g->second))) {
                 return false;
@@ -108,9 +108,8 @@ std::string trim(std::string s) {
 // A v1.14 CEL match, when it is a conjunction of the simple terms named in the header.
 std::optional<bool> cel_matches(const std::string& expr, const Disk& d) {
     static const std::map<std::string, std::string Disk::*> strings{
-        {"dev_path", &Disk::dev_path}, {"model", &Disk::model},
-        {"serial", &Disk::serial},     {"wwid", &Disk::wwid},
-        {"modalias", &Disk::modalias}, {"uuid", &Disk::uuid},
+        {"dev_path", &Disk::dev_path}, {"model", &Disk::model},        {"serial", &Disk::serial},
+        {"wwid", &Disk::wwid},         {"modalias", &Disk::modalias},  {"uuid", &Disk::uuid},
         {"bus_path", &Disk::bus_path}, {"transport", &Disk::transport}};
     static const std::map<std::string, bool Disk::*> flags{
         {"rotational", &Disk::rotational}, {"cdrom", &Disk::cdrom}, {"readonly", &Disk::readonly}};
@@ -136,8 +135,8 @@ std::optional<bool> cel_matches(const std::string& expr, const Disk& d) {
         }
         auto s = strings.find(trim(body.substr(0, eq)));
         std::string value = trim(body.substr(eq + 2));
-        if (s == strings.end() || value.size() < 2 || value.front() != '"' ||
-            value.back() != '"' || value.find('\\') != std::string::npos) {
+        if (s == strings.end() || value.size() < 2 || value.front() != '"' || value.back() != '"' ||
+            value.find('\\') != std::string::npos) {
             return std::nullopt;
         }
         all = all && d.*(s->second) == value.substr(1, value.size() - 2);
@@ -165,8 +164,8 @@ void check_selector(std::vector<HardwareFinding>& out, const std::string& path,
         }
     }
     out.push_back({HardwareFinding::Kind::InstallDisk, path, shown,
-                   path + " " + shown + " matches no disk of the node (its disks: " +
-                       disk_list(disks) + ")"});
+                   path + " " + shown +
+                       " matches no disk of the node (its disks: " + disk_list(disks) + ")"});
 }
 
 void check_install(const std::vector<Value>& documents, const std::vector<Disk>& disks,
@@ -176,7 +175,8 @@ void check_install(const std::vector<Value>& documents, const std::vector<Disk>&
             continue;
         }
         if (text_of(d, "version") == "v1alpha1") {
-            const Value* inst = child(d, "machine") ? child(*child(d, "machine"), "install") : nullptr;
+            const Value* inst =
+                child(d, "machine") ? child(*child(d, "machine"), "install") : nullptr;
             if (inst == nullptr || !inst->is_object()) {
                 continue;
             }
@@ -189,11 +189,10 @@ void check_install(const std::vector<Value>& documents, const std::vector<Disk>&
                 bool found = std::any_of(disks.begin(), disks.end(),
                                          [&](const Disk& x) { return x.dev_path == disk; });
                 if (!found) {
-                    out.push_back({HardwareFinding::Kind::InstallDisk, "machine.install.disk",
-                                   disk,
-                                   "machine.install.disk " + disk +
-                                       " is not a disk of the node (its disks: " +
-                                       disk_list(disks) + ")"});
+                    out.push_back(
+                        {HardwareFinding::Kind::InstallDisk, "machine.install.disk", disk,
+                         "machine.install.disk " + disk +
+                             " is not a disk of the node (its disks: " + disk_list(disks) + ")"});
                 }
             }
         } else if (text_of(d, "kind") == "UnattendedInstallConfig") {
@@ -260,8 +259,8 @@ void v1alpha1_links(const Value& d, LinkUse& u) {
         if (const Value* vlans = child(x, "vlans"); vlans != nullptr && vlans->is_array()) {
             for (const auto& v : *vlans) {
                 if (auto id = v.find("vlanId"); id != v.end()) {
-                    u.created.insert(name + "." + (id->is_string() ? id->get<std::string>()
-                                                                   : id->dump()));
+                    u.created.insert(name + "." +
+                                     (id->is_string() ? id->get<std::string>() : id->dump()));
                 }
             }
         }
@@ -311,7 +310,8 @@ void check_links(const std::vector<Value>& documents, const std::vector<std::str
     const std::set<std::string> have(links.begin(), links.end());
     std::set<std::pair<std::string, std::string>> seen;
     for (const auto& [where, name] : u.named) {
-        if (have.count(name) != 0 || u.created.count(name) != 0 || !seen.insert({where, name}).second) {
+        if (have.count(name) != 0 || u.created.count(name) != 0 ||
+            !seen.insert({where, name}).second) {
             continue;
         }
         out.push_back({HardwareFinding::Kind::Link, where, name,
@@ -347,13 +347,26 @@ bool parse_size_condition(const std::string& text, std::string& op, std::uint64_
         return false;
     }
     std::string unit = util::to_lower(trim(s.substr(i)));
-    static const std::map<std::string, double> units{
-        {"", 1},        {"b", 1},           {"k", 1e3},         {"kb", 1e3},
-        {"m", 1e6},     {"mb", 1e6},        {"g", 1e9},         {"gb", 1e9},
-        {"t", 1e12},    {"tb", 1e12},       {"p", 1e15},        {"pb", 1e15},
-        {"ki", 1024.0}, {"kib", 1024.0},    {"mi", 1048576.0},  {"mib", 1048576.0},
-        {"gi", 1073741824.0}, {"gib", 1073741824.0}, {"ti", 1099511627776.0},
-        {"tib", 1099511627776.0}};
+    static const std::map<std::string, double> units{{"", 1},
+                                                     {"b", 1},
+                                                     {"k", 1e3},
+                                                     {"kb", 1e3},
+                                                     {"m", 1e6},
+                                                     {"mb", 1e6},
+                                                     {"g", 1e9},
+                                                     {"gb", 1e9},
+                                                     {"t", 1e12},
+                                                     {"tb", 1e12},
+                                                     {"p", 1e15},
+                                                     {"pb", 1e15},
+                                                     {"ki", 1024.0},
+                                                     {"kib", 1024.0},
+                                                     {"mi", 1048576.0},
+                                                     {"mib", 1048576.0},
+                                                     {"gi", 1073741824.0},
+                                                     {"gib", 1073741824.0},
+                                                     {"ti", 1099511627776.0},
+                                                     {"tib", 1099511627776.0}};
     auto u = units.find(unit);
     if (u == units.end()) {
         return false;

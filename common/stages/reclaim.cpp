@@ -390,7 +390,8 @@ Registration plan_registration(const Value& machines, const Value& maint,
         namespace dk = inspection::field::disk;
         for (const auto& d : *list) {
             Value x = Value::object();
-            for (const char* key : {dk::k_name, dk::k_dev_path, dk::k_size, dk::k_model, dk::k_serial}) {
+            for (const char* key :
+                 {dk::k_name, dk::k_dev_path, dk::k_size, dk::k_model, dk::k_serial}) {
                 if (d.contains(key)) {
                     x[key] = d[key];
                 }

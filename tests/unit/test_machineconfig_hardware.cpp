@@ -78,7 +78,8 @@ TEST_CASE("an install disk the node has passes, one it has not is named with the
     }
 }
 
-TEST_CASE("a v1alpha1 disk selector matches as Talos's CEL of it does", "[machineconfig][hardware]") {
+TEST_CASE("a v1alpha1 disk selector matches as Talos's CEL of it does",
+          "[machineconfig][hardware]") {
     auto sel = [](const std::string& s) {
         return check("version: v1alpha1\nmachine: {install: {diskSelector: " + s + "}}\n");
     };
@@ -92,7 +93,7 @@ TEST_CASE("a v1alpha1 disk selector matches as Talos's CEL of it does", "[machin
     CHECK(sel("{type: sd}").size() == 1);
     CHECK(sel("{size: '>= 1TB'}").size() == 1);
     CHECK(sel("{model: 'QEMU NVMe*', type: hdd}").size() == 1);
-    CHECK(sel("{model: 'QEMU DVD*'}").size() == 1); // a CD-ROM is never selected
+    CHECK(sel("{model: 'QEMU DVD*'}").size() == 1);       // a CD-ROM is never selected
     CHECK(sel("{busPath: '/pci0000:00/*'}").size() == 1); // '*' stops at '/', as path.Match
     auto f = sel("{model: 'Samsung*'}");
     REQUIRE(f.size() == 1);
@@ -105,7 +106,8 @@ TEST_CASE("a v1alpha1 disk selector matches as Talos's CEL of it does", "[machin
     }
 }
 
-TEST_CASE("a v1.14 CEL match: simple conjunctions judged, the rest not", "[machineconfig][hardware]") {
+TEST_CASE("a v1.14 CEL match: simple conjunctions judged, the rest not",
+          "[machineconfig][hardware]") {
     auto cel = [](const std::string& m) {
         return check("apiVersion: v1alpha1\nkind: UnattendedInstallConfig\nprovisioning:\n  "
                      "diskSelector:\n    match: '" +

@@ -327,16 +327,16 @@ TEST_CASE("an install disk the node lacks refuses it, a link it lacks is a warni
     Fixture fx;
     doc::ResourceList list;
     auto with_inventory = [](Value v) {
-        v["status"]["disks"] = Value::array(
-            {Value{{"name", "sda"}, {"devPath", "/dev/sda"}, {"size", 1000}, {"transport", "virtio"}}});
+        v["status"]["disks"] = Value::array({Value{
+            {"name", "sda"}, {"devPath", "/dev/sda"}, {"size", 1000}, {"transport", "virtio"}}});
         v["status"]["linkNames"] = Value::array({"lo", "eth0", "eth1"});
         return v;
     };
     Value a = with_inventory(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
     a["status"]["config"][0]["machine"]["install"]["disk"] = "/dev/vdz";
     Value b = with_inventory(fx.inspection("10.0.0.22", "prod-w-3", "w-1.13"));
-    b["status"]["config"][0]["machine"]["network"]["interfaces"] = Value::array(
-        {Value{{"interface", "bond0"}, {"bond", Value{{"interfaces", Value::array({"eth1", "eth7"})}}}}});
+    b["status"]["config"][0]["machine"]["network"]["interfaces"] = Value::array({Value{
+        {"interface", "bond0"}, {"bond", Value{{"interfaces", Value::array({"eth1", "eth7"})}}}}});
     list.items.push_back(a);
     list.items.push_back(b);
     auto s = fx.run(list);

@@ -469,8 +469,9 @@ std::vector<stages::DiscoveryMember> members_at_cap(std::size_t count) {
     std::vector<stages::DiscoveryMember> m{
         {"u-cp-1", {"10.0.0.2"}}, {"u-w-1", {"10.0.0.3"}}, {"u-w-2", {"10.0.0.4"}}};
     while (m.size() < count) {
-        m.push_back({"far-" + std::to_string(m.size()), {"10.9." + std::to_string(m.size() / 250) +
-                                                         "." + std::to_string(m.size() % 250)}});
+        m.push_back(
+            {"far-" + std::to_string(m.size()),
+             {"10.9." + std::to_string(m.size() / 250) + "." + std::to_string(m.size() % 250)}});
     }
     return m;
 }
