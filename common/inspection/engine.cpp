@@ -179,6 +179,7 @@ class NodeInspection {
         auto& c = *m_client;
         start_machine_reads(c);
         c.cosi_get(m_loop, talos::kind::k_machine_config, into(m_replies.machine_config));
+        c.cosi_get(m_loop, talos::kind::k_persistent_config, into(m_replies.persistent_config));
         c.cosi_get(m_loop, talos::kind::k_cluster_info, into(m_replies.cluster_info));
         c.cosi_get(m_loop, talos::kind::k_identity, into(m_replies.identity));
     }

@@ -70,6 +70,10 @@ inline constexpr Path k_config{"status.config"}; // the documents, secrets diges
 // "sha256:<hex>" of the configuration's bytes exactly as the node returned them: what hold apply
 // compares a fresh read with, so that a saved plan is applied only to the node it was made from.
 inline constexpr Path k_config_digest{"status.configDigest"};
+// The persistent configuration (MachineConfig `persistent`), secrets digested, only when its bytes
+// differ from the running one's: an apply in STAGED mode not yet rebooted into, or a TRY window
+// still open. The plan compares the two semantically (plan.cpp, StagedConfig).
+inline constexpr Path k_persistent_config{"status.persistentConfig"};
 
 inline constexpr Path k_etcd{"status.etcd"};
 inline constexpr Path k_etcd_members{"status.etcd.members"}; // records keyed by member::
@@ -82,6 +86,8 @@ inline constexpr Path k_etcd_problem{"status.etcd.problem"};
 inline constexpr Path k_volumes{"status.volumes"}; // records keyed by volume::
 inline constexpr Path k_disks{"status.disks"};     // records keyed by disk::
 inline constexpr Path k_links{"status.links"};     // records keyed by link::
+// Every link the node reports (LinkStatuses: physical, virtual, loopback), by name.
+inline constexpr Path k_link_names{"status.linkNames"};
 inline constexpr Path k_timings{"status.timings"}; // records keyed by timing::
 
 // Added by trustcheck (stages::check_trust).
@@ -110,6 +116,14 @@ inline constexpr const char* k_dev_path = "devPath";
 inline constexpr const char* k_size = "size";
 inline constexpr const char* k_model = "model";
 inline constexpr const char* k_serial = "serial";
+inline constexpr const char* k_wwid = "wwid";
+inline constexpr const char* k_modalias = "modalias";
+inline constexpr const char* k_uuid = "uuid";
+inline constexpr const char* k_bus_path = "busPath";
+inline constexpr const char* k_transport = "transport";
+inline constexpr const char* k_rotational = "rotational";
+inline constexpr const char* k_cdrom = "cdrom";
+inline constexpr const char* k_readonly = "readonly";
 } // namespace disk
 namespace link {
 inline constexpr const char* k_name = "name";

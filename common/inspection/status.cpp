@@ -66,8 +66,10 @@ void put_identity(NodeReading& r, Replies& replies) {
     }
     Value macs = Value::array();
     Value links = Value::array();
+    Value names = Value::array();
     if (auto list = take(r, replies.links)) {
         for (const auto& res : *list) {
+            names.push_back(res.metadata.id());
             auto ls = talos::decode_spec<talos::spec::LinkStatus>(res);
             if (!ls || !talos::is_physical(*ls)) {
                 continue;
@@ -87,6 +89,7 @@ void put_identity(NodeReading& r, Replies& replies) {
         put(r.item, f::k_hostname) = *h;
     }
     put(r.item, f::k_links) = std::move(links);
+    put(r.item, f::k_link_names) = std::move(names);
 }
 
 void put_machine_status(NodeReading& r, Replies& replies) {
@@ -97,6 +100,30 @@ void put_machine_status(NodeReading& r, Replies& replies) {
         }
     }
 }
+
+namespace {
+
+// The persistent configuration, when its bytes are not the running one's. A failed read of it
+// says nothing the running one's read has not said (a Talos without it, a reader's role): quiet.
+void put_persistent(NodeReading& r, Replies& replies, const std::string& running) {
+    if (!replies.persistent_config || !replies.persistent_config->ok()) {
+        return;
+    }
+    auto mc = talos::decode_spec<talos::spec::MachineConfig>(**replies.persistent_config);
+    if (!mc || mc->yaml_marshalled() == running) {
+        return;
+    }
+    auto parsed =
+        machineconfig::parse(mc->yaml_marshalled(), r.address.text + ": persistent configuration");
+    if (!parsed) {
+        r.add(doc::Severity::Warning, parsed.error().message, "MalformedConfig");
+        return;
+    }
+    put(r.item, f::k_persistent_config) =
+        machineconfig::digest_secrets(std::move(parsed->documents));
+}
+
+} // namespace
 
 bool put_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) {
     bool have_config = false;
@@ -112,6 +139,7 @@ bool put_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) {
                         machineconfig::digest_secrets(std::move(parsed->documents));
                     put(r.item, f::k_config_digest) = util::sha256_digest(mc->yaml_marshalled());
                     have_config = true;
+                    put_persistent(r, replies, mc->yaml_marshalled());
                 } else {
                     r.add(doc::Severity::Warning, parsed.error().message, "MalformedConfig");
                 }
@@ -174,6 +202,14 @@ void put_storage(NodeReading& r, Replies& replies) {
             v[f::disk::k_size] = d->size();
             v[f::disk::k_model] = d->model();
             v[f::disk::k_serial] = d->serial();
+            v[f::disk::k_wwid] = d->wwid();
+            v[f::disk::k_modalias] = d->modalias();
+            v[f::disk::k_uuid] = d->uuid();
+            v[f::disk::k_bus_path] = d->bus_path();
+            v[f::disk::k_transport] = d->transport();
+            v[f::disk::k_rotational] = d->rotational();
+            v[f::disk::k_cdrom] = d->cdrom();
+            v[f::disk::k_readonly] = d->readonly();
             disks.push_back(std::move(v));
         }
     }

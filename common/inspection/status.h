@@ -48,6 +48,7 @@ struct Replies {
     Reply<std::string> hostname;
     Reply<talos::Resource> machine_status;
     Reply<talos::Resource> machine_config;
+    Reply<talos::Resource> persistent_config;
     Reply<talos::Resource> cluster_info;
     Reply<talos::Resource> machine_type;
     Reply<std::vector<talos::Resource>> volumes;

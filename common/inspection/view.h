@@ -75,10 +75,15 @@ class View {
     [[nodiscard]] const doc::Value* config() const { return list(field::k_config); }
     // The digest of the configuration's bytes as read; empty when not read.
     [[nodiscard]] std::string config_digest() const { return text(field::k_config_digest); }
+    // The persistent configuration's documents when they differ from the running ones' bytes.
+    [[nodiscard]] const doc::Value* persistent_config() const {
+        return list(field::k_persistent_config);
+    }
 
     // What the node reported of its storage and links.
     [[nodiscard]] const doc::Value* disks() const { return list(field::k_disks); }
     [[nodiscard]] const doc::Value* links() const { return list(field::k_links); }
+    [[nodiscard]] const doc::Value* link_names() const { return list(field::k_link_names); }
 
     // etcd (control planes): members (records keyed by field::member), this member's ID, or the
     // problem that kept them from being read.

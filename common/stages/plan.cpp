@@ -2,6 +2,7 @@
 
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
+#include "common/machineconfig/hardware.h"
 #include "common/render/render.h"
 #include "common/stages/credentials.h"
 #include "common/util/strings.h"
@@ -418,6 +419,92 @@ std::string node_role(const std::string& facts_role) {
     return facts_role == "worker" || facts_role == "join" ? "worker" : std::string();
 }
 
+std::vector<Value> documents_of(const Value* list) {
+    return list != nullptr ? std::vector<Value>(list->begin(), list->end()) : std::vector<Value>{};
+}
+
+// A persistent configuration that is not the running one, semantically (a STAGED apply waiting
+// for the reboot, or a TRY window still open): any write now would replace what was staged, so
+// the node is refused, naming the paths that differ and the two ways on.
+bool staged_ok(NodePlan& n, const View& node) {
+    const Value* persistent = node.persistent_config();
+    if (persistent == nullptr || node.config() == nullptr) {
+        return true;
+    }
+    auto changes = drift::diff(drift::normalize(documents_of(node.config())),
+                               drift::normalize(documents_of(persistent)));
+    if (changes.empty()) {
+        return true;
+    }
+    std::vector<std::string> paths;
+    for (const auto& c : changes) {
+        if (paths.size() == 8) {
+            paths.push_back("and " + std::to_string(changes.size() - 8) + " more");
+            break;
+        }
+        paths.push_back(c.dotted);
+    }
+    refuse(n,
+           n.address +
+               ": its persistent configuration differs from the one it runs (an apply-config "
+               "--mode staged not yet rebooted into, or a --mode try window still open) at " +
+               util::join(paths, ", ") +
+               "; adopting it now would replace what was staged. Reboot the node into the staged "
+               "configuration, or apply the running one again",
+           "StagedConfig",
+           "talosctl -n " + node.address() + " reboot; or talosctl -n " + node.address() +
+               " get machineconfig v1alpha1 -o jsonpath='{.spec}' > running.yaml && talosctl -n " +
+               node.address() + " apply-config --mode no-reboot -f running.yaml");
+    return false;
+}
+
+// The install disk and the links the configuration names, against the node's own (issue 22): no
+// disk for the install is a refusal (an upgrade or a reinstall would not find it), a link that is
+// not there a warning.
+bool hardware_ok(NodePlan& n, const View& node) {
+    std::vector<machineconfig::Disk> disks;
+    if (const Value* list = node.disks(); list != nullptr) {
+        namespace k = inspection::field::disk;
+        for (const auto& d : *list) {
+            machineconfig::Disk x;
+            x.dev_path = d.value(k::k_dev_path, "");
+            x.size = d.value(k::k_size, std::uint64_t{0});
+            x.model = d.value(k::k_model, "");
+            x.serial = d.value(k::k_serial, "");
+            x.wwid = d.value(k::k_wwid, "");
+            x.modalias = d.value(k::k_modalias, "");
+            x.uuid = d.value(k::k_uuid, "");
+            x.bus_path = d.value(k::k_bus_path, "");
+            x.transport = d.value(k::k_transport, "");
+            x.rotational = d.value(k::k_rotational, false);
+            x.cdrom = d.value(k::k_cdrom, false);
+            x.readonly = d.value(k::k_readonly, false);
+            disks.push_back(std::move(x));
+        }
+    }
+    std::vector<std::string> links;
+    if (const Value* names = node.link_names(); names != nullptr) {
+        for (const auto& l : *names) {
+            if (l.is_string()) {
+                links.push_back(l.get<std::string>());
+            }
+        }
+    }
+    bool ok = true;
+    for (auto& f : machineconfig::check_hardware(documents_of(node.config()), disks, links)) {
+        if (f.kind == machineconfig::HardwareFinding::Kind::InstallDisk) {
+            refuse(n, n.address + ": " + f.message, "InstallDiskMissing",
+                   "talosctl -n " + node.address() +
+                       " get disks; then correct machine.install in the node's configuration");
+            ok = false;
+        } else {
+            add(n, doc::Severity::Warning, n.address + ": " + f.message, "UnknownLink",
+                hint_tags(n, ""));
+        }
+    }
+    return ok;
+}
+
 // Trust, identity, versions and role: whether the node can be planned at all.
 void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, const PlanOptions& o,
                 std::set<std::string>& names) {
@@ -444,6 +531,10 @@ void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, con
         return;
     }
     if (!versions_ok(n, node, c)) {
+        return;
+    }
+    const bool staged = staged_ok(n, node);
+    if (!hardware_ok(n, node) || !staged) { // both: every finding of the node at once
         return;
     }
     n.role = node_role(node.role());

@@ -324,9 +324,45 @@ void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& 
     }
 }
 
+// Above discovery's cap its Member list is partial: the nodes given are compared with the
+// Kubernetes Node list instead (check_kubernetes found a Node for each node given; here every Node
+// must be one of them). Says so in the plan (MembersCapped).
+void check_nodes_instead(const std::vector<Node>& nodes, const ClusterPlanOptions& o,
+                         doc::ResourceList& list, Refusals& refuse) {
+    list.add_result(doc::Severity::Info,
+                    "Talos discovery lists " + std::to_string(o.members->size()) +
+                        " member(s), at its cap (" + std::to_string(k_discovery_member_cap) +
+                        " members, " + std::to_string(k_discovery_endpoint_cap) +
+                        " endpoints each), so its list may be partial: the nodes given were "
+                        "compared with the Kubernetes Node list instead",
+                    "MembersCapped");
+    std::set<const Value*> matched;
+    for (const auto& n : nodes) {
+        matched.insert(kube_node_of(n, o.kube_nodes));
+    }
+    std::vector<std::string> missing;
+    for (const auto& k : o.kube_nodes) {
+        if (matched.count(&k) == 0) {
+            missing.push_back(text_at(k, "metadata.name"));
+        }
+    }
+    if (!missing.empty()) {
+        refuse.add("the cluster's Kubernetes API lists Node(s) missing from the nodes given: " +
+                       util::join(missing, ", "),
+                   "NodesMissing",
+                   "name every node of the cluster: kubectl ichor adopt --nodes " +
+                       node_list_flag(nodes) + ",...");
+    }
+}
+
 // Discovery's members must be exactly the nodes given (Omni only compares the counts).
-void check_members(const std::vector<Node>& nodes, const ClusterPlanOptions& o, Refusals& refuse) {
+void check_members(const std::vector<Node>& nodes, const ClusterPlanOptions& o,
+                   doc::ResourceList& list, Refusals& refuse) {
     if (!o.members) {
+        return;
+    }
+    if (members_capped(*o.members)) {
+        check_nodes_instead(nodes, o, list, refuse);
         return;
     }
     std::set<std::string> given;
@@ -947,7 +983,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     check_identity(nodes, refuse);
     check_etcd(nodes, refuse);
     check_kubernetes(nodes, o, refuse);
-    check_members(nodes, o, refuse);
+    check_members(nodes, o, list, refuse);
     const Node* cp = nullptr;
     for (const auto& n : nodes) {
         if (n.role == "controlplane" && cp == nullptr) {
@@ -1175,6 +1211,13 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
 }
 
 } // namespace
+
+bool members_capped(const std::vector<DiscoveryMember>& members) {
+    return members.size() >= static_cast<std::size_t>(k_discovery_member_cap) ||
+           std::any_of(members.begin(), members.end(), [](const DiscoveryMember& m) {
+               return m.addresses.size() >= static_cast<std::size_t>(k_discovery_endpoint_cap);
+           });
+}
 
 bool network_not_ready(const Value& node) {
     const Value* c = at(node, "status.conditions");

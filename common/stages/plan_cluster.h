@@ -27,6 +27,15 @@ struct DiscoveryMember {
     std::vector<std::string> addresses;
 };
 
+// Talos's discovery service keeps at most this many affiliates per cluster, and this many
+// endpoints per affiliate (siderolabs/discovery-service, pkg/limits).
+inline constexpr int k_discovery_member_cap = 1024;
+inline constexpr int k_discovery_endpoint_cap = 64;
+
+// True when a member list is at discovery's cap (1,024 members, or a member with 64 endpoints):
+// it may be partial, and the plan compares the nodes with the Kubernetes Node list instead.
+bool members_capped(const std::vector<DiscoveryMember>& members);
+
 // The CNI of the cluster as adoption decided it (common/cni, docs/cni.md): what detection found,
 // decide's plan or refusal, and a takeover's preflight. decide_cni makes it from what the caller
 // listed; plan_cluster writes it into the TalosCluster and the plan's results.

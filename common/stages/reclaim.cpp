@@ -383,7 +383,23 @@ Registration plan_registration(const Value& machines, const Value& maint,
     const bool weak = !uuid_weakness(uuid, serial, Value::array()).empty();
     r.status = Value::object();
     r.status["maintenanceFingerprint"] = fp;
-    r.status["discoveredDisks"] = node.disks() != nullptr ? *node.disks() : Value::array();
+    // The TalosMachine's schema keeps a disk's name, path, size, model and serial (the
+    // Inspection also has the fields a disk selector matches).
+    Value disks = Value::array();
+    if (const Value* list = node.disks(); list != nullptr) {
+        namespace dk = inspection::field::disk;
+        for (const auto& d : *list) {
+            Value x = Value::object();
+            for (const char* key :
+                 {dk::k_name, dk::k_dev_path, dk::k_size, dk::k_model, dk::k_serial}) {
+                if (d.contains(key)) {
+                    x[key] = d[key];
+                }
+            }
+            disks.push_back(std::move(x));
+        }
+    }
+    r.status["discoveredDisks"] = std::move(disks);
     r.status["discoveredLinks"] = node.links() != nullptr ? *node.links() : Value::array();
 
     const Value* found = nullptr;

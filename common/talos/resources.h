@@ -35,6 +35,10 @@ struct ResourceRef {
 namespace kind {
 inline constexpr ResourceRef k_machine_config{"config", "MachineConfigs.config.talos.dev",
                                               "v1alpha1"};
+// The on-disk copy: differs from the running one after an apply in STAGED mode (until the reboot)
+// or in TRY mode (until its window ends).
+inline constexpr ResourceRef k_persistent_config{"config", "MachineConfigs.config.talos.dev",
+                                                 "persistent"};
 inline constexpr ResourceRef k_machine_type{"config", "MachineTypes.config.talos.dev",
                                             "machine-type"};
 inline constexpr ResourceRef k_cluster_info{"cluster", "Infos.cluster.talos.dev", "current"};

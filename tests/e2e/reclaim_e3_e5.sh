@@ -50,8 +50,8 @@ expect_eq "E3: pending in prod" "$(k get tm "$tm" -o jsonpath='{.spec.cluster}/{
   "prod/Pending/$B/$(uuid_of lab-b-cp-1)"
 expect_eq "E3: no role" "$(k get tm "$tm" -o jsonpath='{.spec.role}')" ""
 expect_eq "E3: fingerprint recorded" "$(k get tm "$tm" -o jsonpath='{.status.maintenanceFingerprint}')" "$fp"
-expect_eq "E3: disks and links recorded" "$(k get tm "$tm" -o json | jq -c '[.status.discoveredDisks[0].devPath, .status.discoveredLinks[0].permanentAddr]')" \
-  "$(jq -c --arg n lab-b-cp-1 '.nodes[] | select(.name == $n) | ["/dev/sda", .macs[0]]' "$LAB")"
+expect_eq "E3: disks and links recorded" "$(k get tm "$tm" -o json | jq -c '[[.status.discoveredDisks[].devPath] | sort, .status.discoveredLinks[0].permanentAddr]')" \
+  "$(jq -c --arg n lab-b-cp-1 '.nodes[] | select(.name == $n) | [["/dev/nvme0n1", "/dev/sda"], .macs[0]]' "$LAB")"
 expect_eq "E3: label" "$(k get tm "$tm" -o jsonpath='{.metadata.labels.ichor\.maesh\.dev/cluster}')" prod
 k patch tm "$tm" --type merge -p '{"spec":{"approval":"Approved"}}' > /dev/null
 expect_eq "E3: approved, provisioned and Ready" "$(wait_ready "$tm" 30)" "True/IdentityVerified"
@@ -122,5 +122,7 @@ expect_eq "pin: MaintenanceIdentityChanged" "$(k get tm "$wm" -o jsonpath='{.sta
 k annotate tm "$wm" "ichor.maesh.dev/trust-maintenance-fingerprint=$(sim GET /nodes/lab-b-w-0 | jq -r .maintenanceFingerprint)" > /dev/null
 expect_eq "pin: accepted by the annotation, Ready" "$(wait_ready "$wm" 30)" "True/IdentityVerified"
 expect_eq "pin: the condition is gone" "$(k get tm "$wm" -o jsonpath='{.status.conditions[?(@.type=="MaintenanceIdentityChanged")].status}')" ""
+
+expect_eq "no META call on any node" "$(meta_calls)" 0
 
 finish

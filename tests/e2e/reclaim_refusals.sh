@@ -129,4 +129,6 @@ expect_contains "never returns: text" "$(err never)" "$C2 did not come back in m
 [ "$took" -le 10 ] && pass "never returns: ended in ${took}s" || fail "never returns: took ${took}s"
 expect_eq "never returns: graceful (3 members answer)" "$(sim GET /nodes/lab-c-cp-2/calls | jq -c '[.[] | select(.method | endswith("/Reset")) | .request.graceful]')" "[true]"
 
+expect_eq "no META call on any node" "$(meta_calls)" 0
+
 finish

@@ -111,7 +111,7 @@ class FakeMachine final : public machine::MachineService::Service {
                           machine::HostnameResponse* resp) override {
         Served s(m_rec, "Hostname");
         if (m_script.hostname_waits_for_reads) {
-            m_rec.set_overlapped(m_rec.wait_for(1 + 9, 3000));
+            m_rec.set_overlapped(m_rec.wait_for(1 + 10, 3000));
         }
         resp->add_messages()->set_hostname("node-1");
         return grpc::Status::OK;
@@ -298,6 +298,7 @@ const std::vector<std::string> k_machine_reads = {get(kind::k_system_information
 std::vector<std::string> configured_reads() {
     auto out = k_machine_reads;
     out.push_back(get(kind::k_machine_config.type));
+    out.push_back(get(kind::k_persistent_config.type)); // the same type, id persistent
     out.push_back(get(kind::k_cluster_info.type));
     out.push_back(get(kind::k_identity.type));
     return out;
@@ -314,28 +315,29 @@ TEST_CASE("a reader's control plane: Version, the reads at once, MachineType, th
     auto report = read_one(node.address(), admin());
 
     auto seen = node.arrivals();
-    REQUIRE(seen.size() == 1 + 9 + 1 + 2);
+    REQUIRE(seen.size() == 1 + 10 + 1 + 2);
     CHECK(seen[0].method == "Version");
     CHECK(seen[0].answered_before == 0);
     auto reads = configured_reads();
     std::multiset<std::string> phase3;
-    for (std::size_t i = 1; i <= 9; ++i) {
+    for (std::size_t i = 1; i <= 10; ++i) {
         phase3.insert(seen[i].method);
         CHECK(seen[i].answered_before >= 1); // after Version
     }
     CHECK(phase3 == std::multiset<std::string>(reads.begin(), reads.end()));
     CHECK(node.reads_overlapped());
-    CHECK(seen[10].method == get(kind::k_machine_type.type));
-    CHECK(seen[10].answered_before == 10); // every read answered first
-    CHECK(std::multiset<std::string>{seen[11].method, seen[12].method} ==
+    CHECK(seen[11].method == get(kind::k_machine_type.type));
+    CHECK(seen[11].answered_before == 11); // every read answered first
+    CHECK(std::multiset<std::string>{seen[12].method, seen[13].method} ==
           std::multiset<std::string>{"EtcdMemberList", "EtcdStatus"});
-    CHECK(seen[11].answered_before >= 11);
-    CHECK(seen[12].answered_before >= 11);
+    CHECK(seen[12].answered_before >= 12);
+    CHECK(seen[13].answered_before >= 12);
 
     // The client's record is in the order the calls started.
     auto expected = std::vector<std::string>{"Version"};
     expected.insert(expected.end(), reads.begin(), reads.end());
     expected[1 + 6] += " (failed)"; // MachineConfig: PermissionDenied
+    expected[1 + 7] += " (failed)"; // and the persistent one: no second warning
     expected.push_back(get(kind::k_machine_type.type));
     expected.push_back("EtcdMemberList");
     expected.push_back("EtcdStatus");
@@ -364,7 +366,7 @@ TEST_CASE("an admin's worker: the configuration names the role, no MachineType, 
     FakeNode node(fx::k_server_crt, fx::k_server_key, true, script);
     auto report = read_one(node.address(), admin());
     auto seen = node.arrivals();
-    CHECK(seen.size() == 1 + 9);
+    CHECK(seen.size() == 1 + 10);
     auto expected = std::vector<std::string>{"Version"};
     auto reads = configured_reads();
     expected.insert(expected.end(), reads.begin(), reads.end());

@@ -96,9 +96,11 @@ TEST_CASE("the records of the lists have the keys docs/stream.md shows", "[inspe
             f::member::k_client_urls, f::member::k_learner});
     CHECK(record_keys(example, f::k_volumes) ==
           S{f::volume::k_id, f::volume::k_phase, f::volume::k_location});
-    CHECK(record_keys(example, f::k_disks) == S{f::disk::k_name, f::disk::k_dev_path,
-                                                f::disk::k_size, f::disk::k_model,
-                                                f::disk::k_serial});
+    CHECK(record_keys(example, f::k_disks) ==
+          S{f::disk::k_name, f::disk::k_dev_path, f::disk::k_size, f::disk::k_model,
+            f::disk::k_serial, f::disk::k_wwid, f::disk::k_modalias, f::disk::k_uuid,
+            f::disk::k_bus_path, f::disk::k_transport, f::disk::k_rotational, f::disk::k_cdrom,
+            f::disk::k_readonly});
     CHECK(record_keys(example, f::k_links) ==
           S{f::link::k_name, f::link::k_permanent_addr, f::link::k_hardware_addr});
     CHECK(record_keys(example, f::k_timings) ==

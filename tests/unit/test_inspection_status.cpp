@@ -112,6 +112,8 @@ TEST_CASE("identity: the physical links' MACs, the permanent one first", "[inspe
     CHECK(*v.macs() == Value::array({"02:00:00:00:00:01", "02:00:00:00:00:02"}));
     CHECK(fx.r.item["status"]["identity"].contains("hostname") == false);
     CHECK(codes(fx.r.results) == std::vector<std::string>{"warning PermissionDenied"});
+    REQUIRE(v.link_names() != nullptr); // every link, virtual and loopback too
+    CHECK(*v.link_names() == Value::array({"eth0", "eth1", "bond0", "lo"}));
     REQUIRE(v.links() != nullptr);
     CHECK(
         v.links()->dump() ==
@@ -205,4 +207,29 @@ TEST_CASE("configuration: the documents digested and the facts they hold", "[ins
     REQUIRE(v.config() != nullptr);
     CHECK((*v.config())[0]["machine"]["token"].get<std::string>().rfind("sha256:", 0) == 0);
     CHECK(fx.r.results.empty());
+}
+
+TEST_CASE("configuration: the persistent one only when its bytes differ, secrets digested",
+          "[inspection][status]") {
+    const std::string running = "version: v1alpha1\nmachine:\n  type: worker\n  token: t-1\n";
+    auto read = [&](const std::string& persistent) {
+        Fixture fx;
+        ichor::talos::spec::MachineConfig mc;
+        mc.set_yaml_marshalled(running);
+        fx.replies.machine_config = Result<ichor::talos::Resource>(made("v1alpha1", mc));
+        ichor::talos::spec::MachineConfig pc;
+        pc.set_yaml_marshalled(persistent);
+        fx.replies.persistent_config = Result<ichor::talos::Resource>(made("persistent", pc));
+        machineconfig::Facts facts;
+        CHECK(put_config(fx.r, fx.replies, facts));
+        CHECK(fx.r.results.empty());
+        return fx.r.item;
+    };
+    const Value same = read(running);
+    CHECK(View(same).persistent_config() == nullptr);
+    Value staged = read(running + "  sysctls:\n    vm.nr_hugepages: \"64\"\n");
+    const Value* p = View(staged).persistent_config();
+    REQUIRE(p != nullptr);
+    CHECK((*p)[0]["machine"]["sysctls"]["vm.nr_hugepages"] == "64");
+    CHECK((*p)[0]["machine"]["token"].get<std::string>().rfind("sha256:", 0) == 0);
 }

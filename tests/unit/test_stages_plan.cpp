@@ -280,3 +280,77 @@ TEST_CASE("only an approved TalosMachine of the UUID makes the node adopted", "[
     CHECK(codes(adopted).front() == "AlreadyAdopted");
     CHECK(item(adopted, "TalosMachine") == nullptr);
 }
+
+namespace {
+
+std::string message_with(const doc::ResourceList& l, const std::string& code) {
+    for (const auto& r : l.results) {
+        if (r["tags"].value("ichor.maesh.dev/code", "") == code) {
+            return r.value("message", "");
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+TEST_CASE("a persistent configuration that is not the running one refuses the node",
+          "[drift][plan]") {
+    Fixture fx;
+    doc::ResourceList list;
+    Value a = fx.inspection("10.0.0.21", "prod-w-2", "w-1.13");
+    Value staged = a["status"]["config"];
+    staged[0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
+    staged[0]["machine"]["token"] = "sha256:0000"; // a secret: named by its path, as a digest
+    a["status"]["persistentConfig"] = staged;
+    Value b = fx.inspection("10.0.0.22", "prod-w-3", "w-1.13");
+    b["status"]["persistentConfig"] = b["status"]["config"]; // other bytes, the same facts
+    list.items.push_back(a);
+    list.items.push_back(b);
+    auto s = fx.run(list);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.done == 1);
+    CHECK(s.stopped == 1);
+    const std::string m = message_with(list, "StagedConfig");
+    INFO(m);
+    CHECK(m.starts_with("10.0.0.21: its persistent configuration differs from the one it runs"));
+    CHECK(m.find("machine.sysctls.vm.swappiness") != std::string::npos);
+    CHECK(m.find("machine.token") != std::string::npos);
+    CHECK(m.find("sha256:0000") == std::string::npos);
+    CHECK(m.find("hint: talosctl -n 10.0.0.21 reboot; or ") != std::string::npos);
+    CHECK(m.find("apply-config --mode no-reboot") != std::string::npos);
+    CHECK(item(list, "TalosMachine") != nullptr); // prod-w-3's
+}
+
+TEST_CASE("an install disk the node lacks refuses it, a link it lacks is a warning",
+          "[drift][plan]") {
+    Fixture fx;
+    doc::ResourceList list;
+    auto with_inventory = [](Value v) {
+        v["status"]["disks"] = Value::array({Value{
+            {"name", "sda"}, {"devPath", "/dev/sda"}, {"size", 1000}, {"transport", "virtio"}}});
+        v["status"]["linkNames"] = Value::array({"lo", "eth0", "eth1"});
+        return v;
+    };
+    Value a = with_inventory(fx.inspection("10.0.0.21", "prod-w-2", "w-1.13"));
+    a["status"]["config"][0]["machine"]["install"]["disk"] = "/dev/vdz";
+    Value b = with_inventory(fx.inspection("10.0.0.22", "prod-w-3", "w-1.13"));
+    b["status"]["config"][0]["machine"]["network"]["interfaces"] = Value::array({Value{
+        {"interface", "bond0"}, {"bond", Value{{"interfaces", Value::array({"eth1", "eth7"})}}}}});
+    list.items.push_back(a);
+    list.items.push_back(b);
+    auto s = fx.run(list);
+    REQUIRE_FALSE(s.error);
+    CHECK(s.stopped >= 1);
+    CHECK(message_with(list, "InstallDiskMissing")
+              .starts_with("10.0.0.21: machine.install.disk /dev/vdz is not a disk of the node "
+                           "(its disks: /dev/sda)"));
+    const std::string w = message_with(list, "UnknownLink");
+    CHECK(w.starts_with("10.0.0.22: machine.network.interfaces[0].bond.interfaces names link "
+                        "\"eth7\""));
+    for (const auto& r : list.results) {
+        if (r["tags"].value("ichor.maesh.dev/code", "") == "UnknownLink") {
+            CHECK(r["severity"] == "warning");
+        }
+    }
+}

@@ -462,6 +462,65 @@ TEST_CASE("whole-cluster refusals are results before any object", "[plan][cluste
     }
 }
 
+namespace {
+
+// Discovery's member list at its cap: the three nodes given and strangers up to `count`.
+std::vector<stages::DiscoveryMember> members_at_cap(std::size_t count) {
+    std::vector<stages::DiscoveryMember> m{
+        {"u-cp-1", {"10.0.0.2"}}, {"u-w-1", {"10.0.0.3"}}, {"u-w-2", {"10.0.0.4"}}};
+    while (m.size() < count) {
+        m.push_back(
+            {"far-" + std::to_string(m.size()),
+             {"10.9." + std::to_string(m.size() / 250) + "." + std::to_string(m.size() % 250)}});
+    }
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("at discovery's cap the nodes are compared with the Kubernetes Nodes instead",
+          "[plan][cluster]") {
+    SECTION("1,024 members, every Node given: planned, and the plan says why") {
+        Cluster c;
+        c.o.members = members_at_cap(stages::k_discovery_member_cap);
+        auto out = c.run();
+        CHECK(out.done == 3);
+        CHECK(c.has_code("MembersCapped"));
+        CHECK_FALSE(c.has_code("MembersMissing"));
+        CHECK_FALSE(c.list.has_errors());
+    }
+    SECTION("one member fewer is below the cap: the strangers are missing members") {
+        Cluster c;
+        c.o.members = members_at_cap(stages::k_discovery_member_cap - 1);
+        c.run();
+        CHECK(c.has_code("MembersMissing"));
+        CHECK_FALSE(c.has_code("MembersCapped"));
+    }
+    SECTION("a member with 64 endpoints is at the cap too") {
+        Cluster c;
+        c.o.members = members_at_cap(3);
+        for (int i = 0; i < stages::k_discovery_endpoint_cap - 1; ++i) {
+            c.o.members->at(0).addresses.push_back("fd00::" + std::to_string(i));
+        }
+        c.o.members->push_back({"u-w-9", {"10.0.0.9"}});
+        auto out = c.run();
+        CHECK(out.done == 3);
+        CHECK(c.has_code("MembersCapped"));
+    }
+    SECTION("at the cap, a Kubernetes Node not among the nodes given is refused") {
+        Cluster c;
+        c.o.members = members_at_cap(stages::k_discovery_member_cap);
+        Value extra = c.o.kube_nodes.back();
+        extra["metadata"]["name"] = "u-w-7";
+        c.o.kube_nodes.push_back(std::move(extra));
+        auto out = c.run();
+        CHECK(out.done == 0);
+        CHECK(c.has_code("NodesMissing"));
+        CHECK(c.has_code("MembersCapped"));
+        CHECK(c.of_kind("TalosMachine").empty());
+    }
+}
+
 TEST_CASE("a TalosCluster this plan wrote is a rerun, not a refusal", "[plan][cluster]") {
     Cluster c;
     REQUIRE_FALSE(c.run().error);
@@ -777,4 +836,35 @@ TEST_CASE("no CNI: managed Cilium, Nodes NotReady for the network pass the healt
         c.o.kube_nodes[1]["status"]["conditions"][0];
     CHECK(managed.run().done == 0);
     CHECK(managed.has_code("NodeNotReady"));
+}
+
+TEST_CASE("a staged configuration leaves a worker out and refuses the cluster for a control plane",
+          "[plan][cluster]") {
+    auto stage = [](Cluster& c, std::size_t i) {
+        Value staged = c.list.items[i]["status"]["config"];
+        for (auto& d : staged) {
+            if (!d.contains("kind")) {
+                d["machine"]["sysctls"]["vm.nr_hugepages"] = "64";
+            }
+        }
+        c.list.items[i]["status"]["persistentConfig"] = staged;
+    };
+    SECTION("worker") {
+        Cluster c;
+        stage(c, 2);
+        auto out = c.run();
+        CHECK(out.done == 2);
+        CHECK(out.stopped == 1);
+        CHECK(c.has_code("StagedConfig"));
+        CHECK(c.of_kind("TalosCluster").size() == 1);
+    }
+    SECTION("control plane") {
+        Cluster c;
+        stage(c, 0);
+        auto out = c.run();
+        CHECK(out.done == 0);
+        CHECK(c.has_code("StagedConfig"));
+        CHECK(c.has_code("ControlPlaneBlocked"));
+        CHECK(c.of_kind("TalosCluster").empty());
+    }
 }

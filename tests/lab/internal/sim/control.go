@@ -29,6 +29,9 @@ func (s *Sim) controlHandler() http.Handler {
 	mux.HandleFunc("POST /nodes/{name}/reset-behaviour", s.withNode(s.handleResetBehaviour))
 	mux.HandleFunc("POST /nodes/{name}/config", s.withNode(s.handleConfigPatch))
 	mux.HandleFunc("GET /nodes/{name}/config", s.withNode(s.handleGetConfig))
+	mux.HandleFunc("POST /nodes/{name}/staged", s.withNode(s.handleStage))
+	mux.HandleFunc("DELETE /nodes/{name}/staged", s.withNode(s.handleUnstage))
+	mux.HandleFunc("GET /nodes/{name}/meta", s.withNode(s.handleMeta))
 	mux.HandleFunc("POST /nodes/{name}/mode", s.withNode(s.handleMode))
 	mux.HandleFunc("POST /nodes/{name}/cni", s.withNode(s.handleCNI))
 	mux.HandleFunc("GET /clusters", s.handleClusters)
@@ -342,6 +345,67 @@ func (s *Sim) handleGetConfig(w http.ResponseWriter, _ *http.Request, n *Node) {
 
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Write(data) //nolint:errcheck
+}
+
+// handleStage stages the running configuration with a Talos strategic-merge patch (YAML body) as
+// the persistent one, as `talosctl patch mc --mode staged` does: it runs after the next reboot.
+func (s *Sim) handleStage(w http.ResponseWriter, r *http.Request, n *Node) {
+	patch, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+
+		return
+	}
+
+	s.mu.Lock()
+	current := n.config
+	s.mu.Unlock()
+
+	if current == nil {
+		writeError(w, http.StatusConflict, errors.New("the node has no configuration"))
+
+		return
+	}
+
+	staged, err := ApplyPatch(current, string(patch))
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err)
+
+		return
+	}
+
+	s.mu.Lock()
+	n.persistent = staged
+	st := n.stateLocked()
+	s.mu.Unlock()
+
+	s.log.Printf("%s: configuration staged through the control API", n.Spec.Name)
+	writeJSON(w, http.StatusOK, st)
+}
+
+// handleUnstage makes the persistent configuration the running one again (as an apply of the
+// running one with --mode no-reboot does).
+func (s *Sim) handleUnstage(w http.ResponseWriter, _ *http.Request, n *Node) {
+	s.mu.Lock()
+	n.persistent = n.config
+	n.tryEpoch++
+	st := n.stateLocked()
+	s.mu.Unlock()
+
+	writeJSON(w, http.StatusOK, st)
+}
+
+// handleMeta lists the META keys written through the API (key: value as text).
+func (s *Sim) handleMeta(w http.ResponseWriter, _ *http.Request, n *Node) {
+	s.mu.Lock()
+	out := map[string]string{}
+
+	for k, v := range n.meta {
+		out[fmt.Sprintf("0x%02x", k)] = string(v)
+	}
+	s.mu.Unlock()
+
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleConfigPatch changes the node's running configuration out of band with a Talos

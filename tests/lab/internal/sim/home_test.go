@@ -369,6 +369,16 @@ func TestHomeVariants(t *testing.T) {
 				}
 			}
 		},
+		"home-staged.yaml": func(t *testing.T, h *homeLab) {
+			for _, n := range homeNodes {
+				h.s.mu.Lock()
+				st := h.s.nodeByName(n).stateLocked()
+				h.s.mu.Unlock()
+				if st.Staged != (n == "home-w-2") {
+					t.Errorf("%s: staged %v", n, st.Staged)
+				}
+			}
+		},
 		"home-members.yaml": func(t *testing.T, h *homeLab) {
 			if got := strings.Join(h.members("home-cp-1"), ","); got != "home-cp-1,home-cp-2,home-cp-3,home-w-1,home-w-2,home-w-4" {
 				t.Errorf("members on home-cp-1 = %s", got)

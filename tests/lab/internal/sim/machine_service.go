@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/api/storage"
@@ -316,6 +317,16 @@ func (m *machineServer) ApplyConfiguration(ctx context.Context, req *machine.App
 	case mode == machine.ApplyConfigurationRequest_STAGED:
 		n.persistent = data
 		s.mu.Unlock()
+	case mode == machine.ApplyConfigurationRequest_TRY:
+		// the configuration runs, the persistent one stays, until the window ends (rollback) or
+		// another apply replaces both
+		persistent := n.persistent
+		n.applyLiveLocked(data, facts)
+		n.persistent = persistent
+		n.tryEpoch++
+		epoch := n.tryEpoch
+		s.mu.Unlock()
+		s.goAfter(tryTimeout(req), func() { n.endTry(epoch) })
 	case mode == machine.ApplyConfigurationRequest_REBOOT:
 		n.persistent = data
 		s.mu.Unlock()
@@ -323,6 +334,7 @@ func (m *machineServer) ApplyConfiguration(ctx context.Context, req *machine.App
 			n.powerCycle(delay, stageRebooting, func() { n.setConfiguredLocked(data, facts) })
 		})
 	default:
+		n.tryEpoch++
 		n.applyLiveLocked(data, facts)
 		s.mu.Unlock()
 	}
@@ -332,6 +344,31 @@ func (m *machineServer) ApplyConfiguration(ctx context.Context, req *machine.App
 		ModeDetails: details,
 		Warnings:    warnings,
 	}}}, nil
+}
+
+// tryTimeout is the TRY window: the request's, else Talos's default (constants.ConfigTryTimeout).
+func tryTimeout(req *machine.ApplyConfigurationRequest) time.Duration {
+	if d := req.GetTryModeTimeout(); d != nil && d.AsDuration() > 0 {
+		return d.AsDuration()
+	}
+
+	return time.Minute
+}
+
+// endTry rolls a TRY back to the persistent configuration, unless another apply came after it.
+func (n *Node) endTry(epoch int) {
+	s := n.sim
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if n.tryEpoch != epoch || n.mode != ModeConfigured || n.persistent == nil {
+		return
+	}
+
+	if facts, err := ParseConfigFacts(n.persistent); err == nil {
+		n.applyLiveLocked(n.persistent, facts)
+	}
 }
 
 // applyLiveLocked replaces the running configuration without a reboot; new connections get a

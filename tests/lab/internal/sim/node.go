@@ -55,7 +55,9 @@ type Node struct {
 	// parse it again)
 	running       coreconfig.Provider
 	runningFrom   []byte
-	persistent    []byte // on-disk configuration (differs after STAGED)
+	persistent    []byte           // on-disk configuration (differs after STAGED, and in a TRY window)
+	tryEpoch      int              // counts TRY applies: a later apply cancels an earlier TRY's rollback
+	meta          map[uint8][]byte // META values written through the API
 	facts         *ConfigFacts
 	cluster       *Cluster
 	nodeID        string
@@ -484,43 +486,45 @@ func memberHex(id uint64) string {
 
 // NodeState is the control API's view of a node.
 type NodeState struct {
-	Name                   string       `json:"name"`
-	Address                string       `json:"address"`
-	Port                   int          `json:"port"`
-	Cluster                string       `json:"cluster"`
-	ScenarioCluster        string       `json:"scenarioCluster"`
-	Role                   string       `json:"role"`
-	Mode                   string       `json:"mode"`
-	Power                  string       `json:"power"`
-	Stage                  string       `json:"stage"`
-	Hostname               string       `json:"hostname"`
-	UUID                   string       `json:"uuid"`
-	Serial                 string       `json:"serial"`
-	MACs                   []string     `json:"macs"`
-	NodeID                 string       `json:"nodeId"`
-	TalosVersion           string       `json:"talosVersion"`
-	Contract               string       `json:"contract"`
-	Installed              bool         `json:"installed"`
-	InstallDisk            string       `json:"installDisk"`
-	InstallImage           string       `json:"installImage"`
-	Ichor                  string       `json:"ichor"`
-	Etcd                   string       `json:"etcd"`
-	EtcdStopped            bool         `json:"etcdStopped"`
-	EtcdMemberID           string       `json:"etcdMemberId"`
-	MaintenanceFingerprint string       `json:"maintenanceFingerprint,omitempty"`
-	ConfigSHA256           string       `json:"configSha256"`
-	ConfigVersion          int          `json:"configVersion"`
-	ConfigPath             string       `json:"configPath,omitempty"`
-	RebootDelay            string       `json:"rebootDelay"`
-	NeverReturn            bool         `json:"neverReturn"`
-	Faults                 []*Fault     `json:"faults"`
-	Resetting              bool         `json:"resetting"`
-	LastReset              *ResetStatus `json:"lastReset,omitempty"`
-	LastApply              *ApplyStatus `json:"lastApply,omitempty"`
-	BootCount              int          `json:"bootCount"`
-	BootTime               string       `json:"bootTime"`
-	BootError              string       `json:"bootError,omitempty"`
-	Calls                  int          `json:"calls"`
+	Name                   string   `json:"name"`
+	Address                string   `json:"address"`
+	Port                   int      `json:"port"`
+	Cluster                string   `json:"cluster"`
+	ScenarioCluster        string   `json:"scenarioCluster"`
+	Role                   string   `json:"role"`
+	Mode                   string   `json:"mode"`
+	Power                  string   `json:"power"`
+	Stage                  string   `json:"stage"`
+	Hostname               string   `json:"hostname"`
+	UUID                   string   `json:"uuid"`
+	Serial                 string   `json:"serial"`
+	MACs                   []string `json:"macs"`
+	NodeID                 string   `json:"nodeId"`
+	TalosVersion           string   `json:"talosVersion"`
+	Contract               string   `json:"contract"`
+	Installed              bool     `json:"installed"`
+	InstallDisk            string   `json:"installDisk"`
+	InstallImage           string   `json:"installImage"`
+	Ichor                  string   `json:"ichor"`
+	Etcd                   string   `json:"etcd"`
+	EtcdStopped            bool     `json:"etcdStopped"`
+	EtcdMemberID           string   `json:"etcdMemberId"`
+	MaintenanceFingerprint string   `json:"maintenanceFingerprint,omitempty"`
+	ConfigSHA256           string   `json:"configSha256"`
+	ConfigVersion          int      `json:"configVersion"`
+	// Staged: the persistent configuration is not the running one (a STAGED apply, a TRY window).
+	Staged      bool         `json:"staged"`
+	ConfigPath  string       `json:"configPath,omitempty"`
+	RebootDelay string       `json:"rebootDelay"`
+	NeverReturn bool         `json:"neverReturn"`
+	Faults      []*Fault     `json:"faults"`
+	Resetting   bool         `json:"resetting"`
+	LastReset   *ResetStatus `json:"lastReset,omitempty"`
+	LastApply   *ApplyStatus `json:"lastApply,omitempty"`
+	BootCount   int          `json:"bootCount"`
+	BootTime    string       `json:"bootTime"`
+	BootError   string       `json:"bootError,omitempty"`
+	Calls       int          `json:"calls"`
 	// CNIConfs: the files in /etc/cni/net.d (cni.go); NetworkReady: whether containerd would
 	// report the network ready with them.
 	CNIConfs     []string `json:"cniConfs"`
@@ -553,6 +557,7 @@ func (n *Node) stateLocked() NodeState {
 		EtcdMemberID:    memberHex(n.memberID),
 		ConfigSHA256:    configDigest(n.config),
 		ConfigVersion:   n.configVersion,
+		Staged:          n.persistent != nil && configDigest(n.persistent) != configDigest(n.config),
 		ConfigPath:      n.configPath,
 		RebootDelay:     n.rebootDelay.String(),
 		NeverReturn:     n.neverReturn,

@@ -316,13 +316,13 @@ func (n *Node) linksLocked() []*network.LinkStatus {
 
 	out := []*network.LinkStatus{lo}
 
-	for i, s := range n.Spec.Identity.MACs {
-		mac, err := parseMAC(s)
+	for i, spec := range n.Spec.Links {
+		mac, err := parseMAC(spec.MAC)
 		if err != nil {
 			continue
 		}
 
-		l := network.NewLinkStatus(network.NamespaceName, fmt.Sprintf("eth%d", i))
+		l := network.NewLinkStatus(network.NamespaceName, spec.Name)
 		*l.TypedSpec() = network.LinkStatusSpec{
 			Index:            uint32(2 + i), //nolint:gosec
 			Type:             nethelpers.LinkEther,

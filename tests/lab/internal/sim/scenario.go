@@ -92,10 +92,15 @@ type NodeSpec struct {
 	Hostname     string       `yaml:"hostname,omitempty"`
 	Identity     IdentitySpec `yaml:"identity,omitempty"`
 	Disks        []DiskSpec   `yaml:"disks,omitempty"`
-	InstallDisk  string       `yaml:"installDisk,omitempty"`
-	InstallImage string       `yaml:"installImage,omitempty"`
-	Patches      []string     `yaml:"patches,omitempty"`
-	Ichor        string       `yaml:"ichor,omitempty"`
+	// Links are the node's physical links; by default eth0-eth3 with the identity's MACs.
+	Links []LinkSpec `yaml:"links,omitempty"`
+	// Staged are strategic-merge patches of the running configuration that make the persistent
+	// one, as an apply-config --mode staged not yet rebooted into leaves a node.
+	Staged       []string `yaml:"staged,omitempty"`
+	InstallDisk  string   `yaml:"installDisk,omitempty"`
+	InstallImage string   `yaml:"installImage,omitempty"`
+	Patches      []string `yaml:"patches,omitempty"`
+	Ichor        string   `yaml:"ichor,omitempty"`
 	// Installed says whether a system disk (META, STATE, EPHEMERAL) exists. Defaults to true for
 	// configured nodes and to false for maintenance nodes (a fresh ISO/PXE boot).
 	Installed *bool `yaml:"installed,omitempty"`
@@ -112,6 +117,16 @@ type IdentitySpec struct {
 	Serial string   `yaml:"serial,omitempty"`
 	MACs   []string `yaml:"macs,omitempty"`
 }
+
+// LinkSpec is one physical link of a node: its name and MAC (derived from the node's name when
+// empty).
+type LinkSpec struct {
+	Name string `yaml:"name"`
+	MAC  string `yaml:"mac,omitempty"`
+}
+
+// defaultLinks is how many links (eth0, eth1, ...) a node without links: and identity.macs has.
+const defaultLinks = 4
 
 // DiskSpec is one block device of a node.
 type DiskSpec struct {
@@ -456,7 +471,10 @@ func (sc *Scenario) complete() error {
 		}
 
 		if len(n.Disks) == 0 {
-			n.Disks = []DiskSpec{{Name: "sda"}}
+			n.Disks = []DiskSpec{
+				{Name: "sda"},
+				{Name: "nvme0n1", Size: ByteSize(500 * 1000 * 1000 * 1000), Model: "QEMU NVMe Ctrl", Transport: "nvme"},
+			}
 		}
 
 		for j := range n.Disks {
@@ -628,8 +646,35 @@ func completeIdentity(n *NodeSpec) error {
 		id.Serial = strings.ToUpper(derivedHex("serial/"+n.Name, 6))
 	}
 
-	if len(id.MACs) == 0 {
-		id.MACs = []string{DerivedMAC(n.Name, 0)}
+	// The identity's MACs are the physical links' (as the inspection reads them): links: names
+	// them, else identity.macs gives eth0, eth1, ..., else eth0-eth3 with derived MACs.
+	switch {
+	case len(n.Links) > 0:
+		id.MACs = nil
+
+		for i := range n.Links {
+			l := &n.Links[i]
+			if l.Name == "" {
+				return fmt.Errorf("node %q: links[%d] has no name", n.Name, i)
+			}
+
+			if l.MAC == "" {
+				l.MAC = DerivedMAC(n.Name, i)
+			}
+
+			id.MACs = append(id.MACs, l.MAC)
+		}
+	case len(id.MACs) == 0:
+		for i := range defaultLinks {
+			id.MACs = append(id.MACs, DerivedMAC(n.Name, i))
+		}
+
+		fallthrough
+	default:
+		n.Links = nil
+		for i, mac := range id.MACs {
+			n.Links = append(n.Links, LinkSpec{Name: fmt.Sprintf("eth%d", i), MAC: mac})
+		}
 	}
 
 	for _, mac := range id.MACs {

@@ -264,6 +264,12 @@ func (s *Sim) prepareNode(ns NodeSpec) (*Node, error) {
 		n.mode = ModeConfigured
 		n.config = n.scenarioConfig
 		n.persistent = n.scenarioConfig
+
+		for i, p := range ns.Staged {
+			if n.persistent, err = ApplyPatch(n.persistent, p); err != nil {
+				return nil, fmt.Errorf("node %q: staged[%d]: %w", ns.Name, i, err)
+			}
+		}
 		n.facts = facts
 		n.configVersion = 1
 		n.cluster = c
