@@ -103,12 +103,14 @@ TEST_CASE("facts from a v1alpha1 configuration with typed documents", "[machinec
     CHECK(f.version_contract == "1.12+");
 }
 
-TEST_CASE("facts: install fields Talos's encoder writes as null count as absent", "[machineconfig]") {
+TEST_CASE("facts: install fields Talos's encoder writes as null count as absent",
+          "[machineconfig]") {
     // A hand-written configuration without install.wipe, patched with talosctl patch mc: Talos's
     // encoder writes the unset *bool as null (tests/lab/scenarios/real-handwritten.yaml).
     std::string text = legacy_config();
     text.replace(text.find("    wipe: false\n"), 16, "    wipe: null\n");
-    text.replace(text.find("    image: ghcr.io/siderolabs/installer:v1.13.9\n"), 48, "    image: null\n");
+    text.replace(text.find("    image: ghcr.io/siderolabs/installer:v1.13.9\n"), 48,
+                 "    image: null\n");
     auto c = machineconfig::parse(text, "node");
     REQUIRE(c.ok());
     auto f = machineconfig::extract_facts(*c);
