@@ -243,7 +243,15 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
         }
         return out;
     };
-    const auto node_only = unmatched(changes, class_b, true);
+    // The install fields come from the TalosMachine, which takes them from the node: a change
+    // there is the render writing the generator's form of the same value (wipe: false where a
+    // hand-written base leaves it out), never one the plan would have to list.
+    std::vector<std::string> expected = class_b;
+    for (const char* p : {"machine.install.wipe", "machine.install.disk", "machine.install.image",
+                          "machine.install.diskSelector"}) {
+        expected.emplace_back(p);
+    }
+    const auto node_only = unmatched(changes, expected, true);
     const auto plan_only = unmatched(class_b, changes, false);
     if (!node_only.empty() || !plan_only.empty()) {
         Value mt = node_tags(c);

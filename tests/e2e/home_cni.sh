@@ -72,9 +72,15 @@ expect_eq "the TalosCluster records the manifest for the render" \
 # renders Cilium from spec.cni.cilium.values and replaces the live objects; a render without the
 # stored values would prune hubble-relay.
 managers() { kubectl -n kube-system get "$1" -o json --show-managed-fields 2>/dev/null | jq -r '[.metadata.managedFields[]?.manager] | unique | join(",")'; }
-wait_taken_over() { # until the DaemonSet cilium is the stand-in's (at most 20 s); prints its managers
-  local until=$((SECONDS + 20)) m=""
-  while [ $SECONDS -lt $until ]; do m=$(managers ds/cilium); [[ "$m" == *ichor-cni* ]] && break; sleep 0.3; done
+wait_taken_over() { # until the DaemonSet, the ConfigMap and hubble-relay are the stand-in's (the
+  # stand-in writes them one after the other; at most 30 s); prints the DaemonSet's managers
+  local until=$((SECONDS + 30)) m=""
+  while [ $SECONDS -lt $until ]; do
+    m=$(managers ds/cilium)
+    [[ "$m" == *ichor-cni* && "$(managers cm/cilium-config)" == *ichor-cni* &&
+       "$(managers deployment/hubble-relay)" == *ichor-cni* ]] && break
+    sleep 0.3
+  done
   echo "$m"
 }
 expect_contains "E6 takeover: the DaemonSet cilium replaced by the ichor-cni stand-in" "$(wait_taken_over)" ichor-cni

@@ -50,7 +50,7 @@ expect_eq "E3: pending in prod" "$(k get tm "$tm" -o jsonpath='{.spec.cluster}/{
   "prod/Pending/$B/$(uuid_of lab-b-cp-1)"
 expect_eq "E3: no role" "$(k get tm "$tm" -o jsonpath='{.spec.role}')" ""
 expect_eq "E3: fingerprint recorded" "$(k get tm "$tm" -o jsonpath='{.status.maintenanceFingerprint}')" "$fp"
-expect_eq "E3: disks and links recorded" "$(k get tm "$tm" -o json | jq -c '[[.status.discoveredDisks[].devPath] | sort, .status.discoveredLinks[0].permanentAddr]')" \
+expect_eq "E3: disks and links recorded" "$(k get tm "$tm" -o json | jq -c '[([.status.discoveredDisks[].devPath] | sort), .status.discoveredLinks[0].permanentAddr]')" \
   "$(jq -c --arg n lab-b-cp-1 '.nodes[] | select(.name == $n) | [["/dev/nvme0n1", "/dev/sda"], .macs[0]]' "$LAB")"
 expect_eq "E3: label" "$(k get tm "$tm" -o jsonpath='{.metadata.labels.ichor\.maesh\.dev/cluster}')" prod
 k patch tm "$tm" --type merge -p '{"spec":{"approval":"Approved"}}' > /dev/null

@@ -112,9 +112,14 @@ for lab in labs:
 seen = set()
 with open(out, "w") as f:
     for kind, v in found:
-        if v and (kind, v) not in seen:
-            seen.add((kind, v))
-            f.write(kind + "\t" + v + "\n")
+        # One value a line: a value of several lines (a PEM in the clear) is searched for by each
+        # of its lines that is its own (not a BEGIN/END line, long enough to be the value's).
+        parts = [v] if "\n" not in v else [l for l in v.splitlines()
+                                             if not l.startswith("-----") and len(l.strip()) >= 16]
+        for p in parts:
+            if p.strip() and (kind, p) not in seen:
+                seen.add((kind, p))
+                f.write(kind + "\t" + p + "\n")
 counts = collections.Counter(k for k, _ in seen)
 with open(kinds_out, "w") as f:
     f.write("labs %d\n" % len(labs))
