@@ -249,6 +249,17 @@ func (c *Controller) replaceCilium(ctx context.Context, objs []KubeObject) error
 	rendered := map[string]bool{}
 	for _, o := range objs {
 		rendered[o.What] = true
+		// The takeover marks what it wrote, as a Helm upgrade labels what it owns: a render equal
+		// to the live object (an inline manifest made from the same values) is still a write, so
+		// that the object records the stand-in as its manager.
+		if md, ok := o.Object["metadata"].(map[string]any); ok {
+			ann, _ := md["annotations"].(map[string]any)
+			if ann == nil {
+				ann = map[string]any{}
+			}
+			ann["lab.ichor.maesh.dev/taken-over-by"] = CNIFieldManager
+			md["annotations"] = ann
+		}
 		err := c.Kube.Do(ctx, http.MethodPut, withManager(o.Collection+"/"+o.Name), ContentJSON, o.Object, nil)
 		if IsNotFound(err) {
 			err = c.Kube.Create(ctx, withManager(o.Collection), o.Object, nil)
