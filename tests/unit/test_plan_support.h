@@ -21,6 +21,20 @@ namespace ichor::test {
 
 inline const std::string k_render_dir = std::string(ICHOR_SOURCE_DIR) + "/tests/golden/render";
 
+// A CA certificate of another cluster (public; base64 of PEM, as v1alpha1 holds it): the class C
+// example, a CA no patch can carry, in cluster.acceptedCAs.
+inline const std::string k_other_ca =
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJxekNDQVZHZ0F3SUJBZ0lVUXBWRHUxdnQxNHJBRlV2N1JXbzJQZT"
+    "NKRTk4d0NnWUlLb1pJemowRUF3SXcKS2pFWU1CWUdBMVVFQ2d3UFlXNXZkR2hsY2kxamJIVnpkR1Z5TVE0d0RBWURWUVFE"
+    "REFWMFlXeHZjekFnRncweQpOakV5TURJd05UUTVNVEZhR0E4eU1USTJNVEV3T0RBMU5Ea3hNVm93S2pFWU1CWUdBMVVFQ2"
+    "d3UFlXNXZkR2hsCmNpMWpiSFZ6ZEdWeU1RNHdEQVlEVlFRRERBVjBZV3h2Y3pCWk1CTUdCeXFHU000OUFnRUdDQ3FHU000"
+    "OUF3RUgKQTBJQUJPRXRxNERvalZtM1J0OHFEdmlkNW9SOFdXK1ZIUUwxK1JzZzI4VVpJekhnc2Q3a3d2ZzVTbE5VWnJqSg"
+    "p1V2RZb2RiYSt0SHB4TmU3QW1vdmZiSm4rNmVqVXpCUk1CMEdBMVVkRGdRV0JCVExaZXVManp2RDdydFFSV2Y2CnVhNjZs"
+    "YVREdkRBZkJnTlZIU01FR0RBV2dCVExaZXVManp2RDdydFFSV2Y2dWE2NmxhVER2REFQQmdOVkhSTUIKQWY4RUJUQURBUU"
+    "gvTUFvR0NDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFEN2FRWStTS0RCbkhUZmptZFpYclFBN2ovRApoSDNpbjJwMVlVSmd3cFlP"
+    "NUFJZ1pRUDFnSU1sRnVhbXk3cXBOSnpUWkh4U0hoMkcxNFI4NGJEQ0hRa3Q4d0k9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS"
+    "0tLS0K";
+
 inline std::string read_fixture(const std::string& path) {
     auto t = util::read_file(path);
     REQUIRE(t.ok());

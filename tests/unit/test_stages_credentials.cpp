@@ -4,8 +4,8 @@
 #include "common/machineconfig/machineconfig.h"
 #include "common/render/render.h"
 #include "common/stages/credentials.h"
-#include "common/util/files.h"
 #include "common/util/strings.h"
+#include "test_plan_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -14,27 +14,11 @@ using doc::Value;
 
 namespace {
 
-const std::string k_dir = std::string(ICHOR_SOURCE_DIR) + "/tests/golden/render";
-
-std::string read(const std::string& path) {
-    auto t = util::read_file(path);
-    REQUIRE(t.ok());
-    return *t;
-}
-
+// The render's golden cluster "prod" and its bundle (test_plan_support.h).
 struct World {
-    bundle::Bundle bundle;
-    render::ClusterSpec cluster;
-    World() {
-        auto cases = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
-        REQUIRE(cases.ok());
-        auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
-        REQUIRE(b.ok());
-        bundle = *b;
-        auto c = render::parse_cluster((*cases)["clusters"]["prod"]);
-        REQUIRE(c.ok());
-        cluster = *c;
-    }
+    test::PlanFixture fx;
+    bundle::Bundle& bundle = fx.bundle;
+    render::ClusterSpec cluster = *render::parse_cluster(fx.cluster);
 };
 
 constexpr const char* k_node_patch = R"(apiVersion: v1alpha1

@@ -87,7 +87,8 @@ TEST_CASE("class A drift becomes the machine's patch, class C blocks", "[drift][
     a["status"]["config"][0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}};
     Value c = fx.inspection("10.0.0.22", "prod-w-3", "w-1.13");
     // another cluster's Kubernetes CA accepted beside the bundle's: no patch can carry a CA
-    c["status"]["config"][0]["cluster"]["acceptedCAs"] = Value::array({Value{{"crt", k_other_ca}}});
+    c["status"]["config"][0]["cluster"]["acceptedCAs"] =
+        Value::array({Value{{"crt", test::k_other_ca}}});
     list.items.push_back(a);
     list.items.push_back(c);
     auto s = fx.run(list);
