@@ -1,6 +1,7 @@
 #include "common/stages/node_check.h"
 
 #include "common/inspection/view.h"
+#include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
 #include "common/stages/hold.h"
@@ -529,16 +530,110 @@ template <class Each> void walk_diff(std::string_view details, Each&& each) {
 
 } // namespace
 
-std::vector<std::string> dry_run_changes(std::string_view details) {
-    std::vector<std::string> all;
-    walk_diff(details, [&](const DiffLine& d, const std::string&) {
-        if ((d.tag == '+' || d.tag == '-') && !d.path.empty()) {
-            std::string p = util::join(d.path, ".");
-            if (std::find(all.begin(), all.end(), p) == all.end()) {
-                all.push_back(std::move(p));
+namespace {
+
+// The changed lines of one document of the diff as far as a hunk shows it: from a hunk's start or
+// a `---` to the next one.
+struct DiffDocument {
+    std::string kind;   // its `kind:` when the hunk shows it (typed documents only)
+    std::string name;   // its `name:`, likewise
+    bool whole = false; // its `kind:` line itself is added or removed: the document is
+    std::vector<std::vector<std::string>> changed;
+};
+
+// The v1alpha1 path that a typed document's field holds, from the layout table (a field, or a
+// key below one, or a key of the document's body), or "Kind.path" when the table has none.
+std::string v1alpha1_name(const DiffDocument& d, const std::vector<std::string>& path) {
+    auto with_name = [&](std::string p) {
+        if (auto at = p.find("{name}"); at != std::string::npos && !d.name.empty()) {
+            p.replace(at, 6, d.name);
+        }
+        return p;
+    };
+    for (std::size_t n = path.size(); n > 0; --n) {
+        const std::vector<std::string> head(path.begin(), path.begin() + static_cast<long>(n));
+        if (auto home = machineconfig::layout::v1alpha1_of(d.kind, util::join(head, "."));
+            !home.empty()) {
+            std::vector<std::string> out{with_name(home)};
+            out.insert(out.end(), path.begin() + static_cast<long>(n), path.end());
+            return util::join(out, ".");
+        }
+    }
+    if (auto body = machineconfig::layout::v1alpha1_of(d.kind, ""); !body.empty()) {
+        return with_name(body) + "." + util::join(path, ".");
+    }
+    return d.kind + "." + util::join(path, ".");
+}
+
+// A document added or removed whole, named as one fact: the v1alpha1 subtree the layout table
+// moves into it (cluster.discovery for DiscoveryServiceConfig), else its one field's home, else
+// its kind (and name), also when the table has several rows for the kind (KubeEtcdEncryptionConfig
+// holds either secret).
+std::string whole_document_name(const DiffDocument& d) {
+    const machineconfig::layout::Document* row = nullptr;
+    for (const auto& doc : machineconfig::layout::documents()) {
+        if (doc.kind == d.kind) {
+            if (row != nullptr) {
+                row = nullptr;
+                break;
             }
+            row = &doc;
+        }
+    }
+    if (row != nullptr && !row->moves.empty()) {
+        return std::string(row->moves);
+    }
+    if (row != nullptr && !row->due.empty()) {
+        return std::string(row->due);
+    }
+    if (row != nullptr && row->fields.size() == 1 && !row->fields[0].field.empty()) {
+        return v1alpha1_name(d, {std::string(row->fields[0].field)});
+    }
+    return d.name.empty() ? d.kind : d.kind + "." + d.name;
+}
+
+} // namespace
+
+std::vector<std::string> dry_run_changes(std::string_view details) {
+    std::vector<DiffDocument> documents(1);
+    walk_diff(details, [&](const DiffLine& d, const std::string& line) {
+        const std::string_view body =
+            line.empty() ? std::string_view() : std::string_view(line).substr(1);
+        if (line.starts_with("@@") || body == "---") {
+            documents.emplace_back();
+        }
+        if (d.tag == 0 || d.path.empty()) {
+            return;
+        }
+        DiffDocument& doc = documents.back();
+        if (d.indent == 0 && (d.key == "kind" || d.key == "name")) {
+            const auto colon = body.find(':');
+            std::string value(util::trim(body.substr(colon + 1)));
+            (d.key == "kind" ? doc.kind : doc.name) = unquote(value);
+            doc.whole = doc.whole || (d.key == "kind" && d.tag != ' ');
+        }
+        if (d.tag == '+' || d.tag == '-') {
+            doc.changed.push_back(d.path);
         }
     });
+    std::vector<std::string> all;
+    auto add = [&](std::string p) {
+        if (std::find(all.begin(), all.end(), p) == all.end()) {
+            all.push_back(std::move(p));
+        }
+    };
+    for (const auto& doc : documents) {
+        if (doc.changed.empty()) {
+            continue;
+        }
+        if (doc.whole) {
+            add(whole_document_name(doc));
+            continue;
+        }
+        for (const auto& path : doc.changed) {
+            add(doc.kind.empty() ? util::join(path, ".") : v1alpha1_name(doc, path));
+        }
+    }
     // A parent whose children changed too (a new mapping) is named by its children.
     std::vector<std::string> out;
     for (const auto& p : all) {

@@ -108,12 +108,14 @@ expect_eq "larch-w-2 --add-machine --plan: exit 0" "$(rc add-plan)" 0
 expect_eq "larch-w-2 --add-machine --plan: blocks nothing" "$(blocking add-plan)" ""
 expect_eq "larch-w-2 --add-machine --plan: its machine" "$(machines add-plan)" larch-w-2
 # Its class B is discovery (the node has it off): the node would add the DiscoveryServiceConfig
-# document, whose lines the check cannot yet match to cluster.discovery.* (it reports a mismatch);
-# what the node would change must be exactly that document.
-expect_eq "larch-w-2: its node accepts" "$(node_checks add-plan | grep -c "^$W2 NodeCheck$")" 1
+# document, which the check names by the subtree it holds, cluster.discovery, and matches to the
+# plan's class B: no mismatch.
+expect_eq "larch-w-2: its node accepts, changing only the class B list" "$(node_checks add-plan)" "$W2 NodeCheck"
 expect_eq "larch-w-2: the node's changes are the discovery document alone" \
   "$(out add-plan | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "NodeCheck") | .message | sub(".*it would change "; "")')" \
-  "apiVersion, kind, name, endpoint"
+  "cluster.discovery"
+expect_contains "larch-w-2: the plan's class B is discovery" \
+  "$(out add-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/class"] == "B") | .field.path] | unique | join(" ")')" "cluster.discovery"
 own=$(patch_text add-plan larch-w-2-adopted)
 expect_contains "larch-w-2's machine patch: its GPU taint" "$own" "nvidia.com/gpu"
 expect_contains "larch-w-2's machine patch: its kernel module" "$own" "NVreg_OpenRmEnableUnsupportedGpus"

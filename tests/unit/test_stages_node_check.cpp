@@ -314,7 +314,27 @@ TEST_CASE("dry_run_changes reads the paths of machined's diff", "[node-check]") 
         "+kind: HostnameConfig\n+hostname: w-1\n");
     CHECK(stages::dry_run_changes(diff) ==
           std::vector<std::string>{"machine.certSANs", "machine.sysctls.net.core.somaxconn",
-                                   "value", "apiVersion", "kind", "hostname"});
+                                   "value", "HostnameConfig"});
+}
+
+TEST_CASE("dry_run_changes names a typed document's lines by their v1alpha1 homes",
+          "[node-check]") {
+    // Talos 1.14 adds the discovery document whole: one fact, the subtree it moves.
+    const std::string added = answer_with_diff(
+        "--- a\n+++ b\n@@ -20,3 +20,8 @@\n kind: KubeletConfig\n clusterDNS:\n     - 10.96.0.10\n"
+        "+---\n+apiVersion: v1alpha1\n+kind: DiscoveryServiceConfig\n+name: default\n"
+        "+endpoint: https://discovery.talos.dev/\n");
+    CHECK(stages::dry_run_changes(added) == std::vector<std::string>{"cluster.discovery"});
+    CHECK(stages::same_fact(stages::dry_run_changes(added)[0], "cluster.discovery.enabled"));
+    // A field changed inside a document the hunk names: its v1alpha1 path; a key of a document the
+    // table has no row for: Kind.key.
+    const std::string inside = answer_with_diff(
+        "--- a\n+++ b\n@@ -1,6 +1,6 @@\n apiVersion: v1alpha1\n kind: KubeNetworkConfig\n"
+        "-dnsDomain: cluster.local\n+dnsDomain: k8s.internal\n podSubnets:\n     - 10.244.0.0/16\n"
+        "@@ -30,4 +30,4 @@\n apiVersion: v1alpha1\n kind: WatchdogTimerConfig\n"
+        "-timeout: 2m\n+timeout: 5m\n");
+    CHECK(stages::dry_run_changes(inside) ==
+          std::vector<std::string>{"cluster.network.dnsDomain", "WatchdogTimerConfig.timeout"});
 }
 
 TEST_CASE("same_fact: key by key, the node's path starting inside the plan's", "[node-check]") {
@@ -348,7 +368,6 @@ TEST_CASE("the node's answer keeps no secret in the plan", "[node-check]") {
     CHECK(r.starts_with("Dry run summary:\nApplied configuration without a reboot"));
     CHECK(std::count(r.begin(), r.end(), '\n') == std::count(diff.begin(), diff.end(), '\n'));
     // the paths are read from the answer as it came
-    CHECK(stages::dry_run_changes(diff) == std::vector<std::string>{"machine.token", "apiVersion",
-                                                                    "kind", "config.secret",
-                                                                    "config.keys"});
+    CHECK(stages::dry_run_changes(diff) ==
+          std::vector<std::string>{"machine.token", "KubeEtcdEncryptionConfig"});
 }
