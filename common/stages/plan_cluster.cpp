@@ -890,9 +890,9 @@ void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned
     for (const auto& key : order) {
         Group& g = groups[key];
         const std::string path = text_at(g.result, "field.path");
-        const std::string n = std::to_string(g.nodes.size());
-        const std::string scope =
-            g.layer == "cluster" ? "all " + n + " nodes" : "all " + n + " " + g.role + " nodes";
+        const std::string n =
+            g.nodes.size() == 2 ? "both" : "all " + std::to_string(g.nodes.size());
+        const std::string scope = g.layer == "cluster" ? n + " nodes" : n + " " + g.role + " nodes";
         std::string message = g.result.value("message", "");
         const auto at_lead = message.rfind(lead);
         const auto name_end = message.find(';', at_lead + lead.size());

@@ -80,6 +80,23 @@ expect_eq() { # expect_eq WHAT GOT WANT
 expect_contains() { # expect_contains WHAT HAYSTACK NEEDLE
   if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: [$3] not in: $(printf '%s' "$2" | head -c 800)"; fi
 }
+# expect_golden_plan WHAT RUN FILE: the JSON plan that run RUN printed, in the form
+# tests/golden/plans/normalize.jq keeps, against tests/golden/plans/FILE; UPDATE_GOLDEN=1 rewrites
+# FILE from it (review the diff before committing).
+expect_golden_plan() {
+  local want=$ICHOR_ROOT/tests/golden/plans/$3 got
+  got=$(out "$2" | jq -S -f "$ICHOR_ROOT/tests/golden/plans/normalize.jq") || { fail "$1: the plan is not JSON"; return; }
+  if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
+    printf '%s\n' "$got" > "$want"
+    pass "$1 (rewritten: $want)"
+  elif [ ! -f "$want" ]; then
+    fail "$1: no golden plan $want (UPDATE_GOLDEN=1 writes it)"
+  elif diff -u "$want" <(printf '%s\n' "$got") > "$OUT/$2.golden.diff"; then
+    pass "$1"
+  else
+    fail "$1: differs from $want: $(head -40 "$OUT/$2.golden.diff")"
+  fi
+}
 expect_not_contains() {
   if [[ "$2" != *"$3"* ]]; then pass "$1"; else fail "$1: [$3] should not appear"; fi
 }

@@ -5,7 +5,9 @@
 # the plan's class B; the adoption writes the layered patches, releases every machine after its
 # zero-drift check, each Ready, with no ApplyConfiguration and no Reset on any node; a rerun exits
 # 0 with nothing new. On larch the node that joined later is then adopted with --add-machine, its
-# own differences in its machine patch. The credentials scenario is tests/e2e/real_credentials.sh.
+# own differences in its machine patch. The plans of birch, cedar and larch are golden
+# (tests/golden/plans/, normalised by normalize.jq there). The credentials scenario is
+# tests/e2e/real_credentials.sh.
 . "$(dirname "$0")/home_lab.inc"
 A=$ICHOR_BIN/kubectl-ichor-adopt
 
@@ -88,6 +90,7 @@ adopt_real real-legacy birch "" --cni-unmanaged
 expect_contains "birch: the VIP is each control plane's own (machine layer)" "$(patch_text real-legacy-plan birch-cp-2-adopted)" "10.26.1.10"
 expect_contains "birch: the etcd metrics listener in the control planes' patch" "$(patch_text real-legacy-plan birch-controlplanes-adopted)" "listen-metrics-urls"
 expect_contains "birch: the time servers in the cluster patch" "$(patch_text real-legacy-plan birch-adopted)" "0.de.pool.ntp.org"
+expect_golden_plan "real-legacy: the plan is the golden one" real-legacy-plan real-legacy.json
 
 # --- cedar: Talos 1.13, the network and volume documents, Cilium by Helm taken over ------------
 adopt_real real-netdocs cedar ""
@@ -95,6 +98,7 @@ expect_contains "cedar: the bond in the cluster patch" "$(patch_text real-netdoc
 expect_contains "cedar: the VIP in the control planes' patch" "$(patch_text real-netdocs-plan cedar-controlplanes-adopted)" "Layer2VIPConfig"
 expect_contains "cedar: the raw volume is cedar-w-2's own" "$(patch_text real-netdocs-plan cedar-w-2-adopted)" "RawVolumeConfig"
 expect_not_contains "cedar: cedar-w-2's patch holds none of the cluster layer" "$(patch_text real-netdocs-plan cedar-w-2-adopted)" "BondConfig"
+expect_golden_plan "real-netdocs: the plan is the golden one" real-netdocs-plan real-netdocs.json
 
 # --- maple: a hand-written base, flannel -----------------------------------------------------------
 adopt_real real-handwritten maple "" --cni-unmanaged
@@ -102,6 +106,7 @@ adopt_real real-handwritten maple "" --cni-unmanaged
 # --- larch: Talos 1.14's documents; larch-w-2 joined later and comes in with --add-machine ------
 adopt_real real-docs14 larch larch-w-2 --cni-unmanaged
 expect_contains "larch: the kubelet's documents in the cluster patch" "$(patch_text real-docs14-plan larch-adopted)" "KubeletConfig"
+expect_golden_plan "real-docs14: the plan is the golden one" real-docs14-plan real-docs14.json
 W2=$(node_addr larch-w-2)
 run add-plan "$A" --cluster larch --add-machine "$W2" --talosconfig "$TC" --plan -o json
 expect_eq "larch-w-2 --add-machine --plan: exit 0" "$(rc add-plan)" 0
