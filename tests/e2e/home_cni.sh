@@ -104,8 +104,11 @@ expect_eq "with the record's values" \
 expect_contains "the values' source named: the release record's values" \
   "$(out helm-flag | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] == "CniDetected") | .message')" \
   "(release record sh.helm.release.v1.cilium.v1 with values)"
+# Each check reads one object: the DaemonSet's managers (ichor-cni after any takeover) must not
+# stand in for hubble-relay's, which a render without the record's values deletes.
+expect_contains "E6 takeover (helm): the DaemonSet cilium replaced by the ichor-cni stand-in" "$(wait_taken_over)" ichor-cni
 expect_contains "E6 takeover (helm): Hubble relay on after it, from the record's values" \
-  "$(wait_taken_over; managers deployment/hubble-relay)" ichor-cni
+  "$(managers deployment/hubble-relay)" ichor-cni
 
 # --- E7: home (flannel): the refusal with the ADR's words --------------------------------------
 home_up home
