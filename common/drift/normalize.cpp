@@ -197,6 +197,11 @@ bool prune(Value& v, const std::string& key, bool in_list = false) {
         }
         if (pem_key(key) && !s.empty()) {
             v = canonical_pem(s);
+        } else if ((key == "contents" || key == "manifest") &&
+                   machineconfig::partly_secret_manifest(s)) {
+            // a manifest whose Secrets the Inspection digests (a CNI's, with its certificates):
+            // compared, and captured as a credential, by the digest of that form
+            v = util::sha256_digest(machineconfig::digest_manifest_secrets(s));
         } else if (key == "permissions" || (key == "mode" && s.starts_with("0o"))) {
             if (auto mode = octal_mode(s)) {
                 v = *mode;

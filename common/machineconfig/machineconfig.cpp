@@ -131,6 +131,108 @@ bool secret_manifest(const Value& v) {
     return has_kind_line(s, "Secret") && !has_kind_line(s, "DaemonSet");
 }
 
+// Manifest text, line by line: a document's `kind:` at the start of a line, its `data:` and
+// `stringData:` blocks (each entry at the block's first indent, a block scalar's lines deeper).
+struct ManifestLines {
+    std::vector<std::string_view> lines;
+    explicit ManifestLines(std::string_view text) {
+        for (std::size_t at = 0; at <= text.size();) {
+            std::size_t end = text.find('\n', at);
+            if (end == std::string_view::npos) {
+                lines.push_back(text.substr(at));
+                break;
+            }
+            lines.push_back(text.substr(at, end - at));
+            at = end + 1;
+        }
+    }
+};
+
+std::size_t indent_of(std::string_view line) {
+    const auto i = line.find_first_not_of(' ');
+    return i == std::string_view::npos ? line.size() : i;
+}
+
+bool blank_or_comment(std::string_view line) {
+    const auto body = util::trim(line);
+    return body.empty() || body.starts_with('#');
+}
+
+bool is_digest_string(std::string_view v) {
+    return v.size() == 71 && v.starts_with("sha256:");
+}
+
+// The lines of one Secret document with the values of its data and stringData digested.
+void digest_secret_document(const std::vector<std::string_view>& doc, std::string& out) {
+    auto emit = [&](std::string_view line) {
+        out.append(line);
+        out += '\n';
+    };
+    for (std::size_t i = 0; i < doc.size();) {
+        const std::string_view line = doc[i];
+        const bool top = !line.empty() && line[0] != ' ' && line[0] != '#';
+        const bool block = top && (line.starts_with("data:") || line.starts_with("stringData:"));
+        if (!block) {
+            emit(line);
+            ++i;
+            continue;
+        }
+        const auto colon = line.find(':');
+        const std::string_view inline_value = util::trim(line.substr(colon + 1));
+        if (!inline_value.empty() && !inline_value.starts_with('#')) {
+            // a flow mapping on the line (`data: {a: b}`): the whole of it, as one value
+            emit(std::string(line.substr(0, colon + 1)) + " " +
+                 (is_digest_string(inline_value) ? std::string(inline_value)
+                                                 : util::sha256_digest(inline_value)));
+            ++i;
+            continue;
+        }
+        emit(line);
+        ++i;
+        std::size_t entry_indent = 0;
+        while (i < doc.size()) {
+            const std::string_view entry = doc[i];
+            if (blank_or_comment(entry)) {
+                emit(entry);
+                ++i;
+                continue;
+            }
+            const std::size_t in = indent_of(entry);
+            if (in == 0 || (entry_indent != 0 && in < entry_indent)) {
+                break; // the block's end
+            }
+            entry_indent = entry_indent == 0 ? in : entry_indent;
+            const auto kc = entry.find(':');
+            if (kc == std::string_view::npos) {
+                emit(std::string(entry.substr(0, in)) + util::sha256_digest(entry.substr(in)));
+                ++i;
+                continue;
+            }
+            std::string value(util::trim(entry.substr(kc + 1)));
+            ++i;
+            // a block scalar (`|`, `>`) or a value on the lines below: those lines are the value
+            std::string below;
+            for (std::size_t j = i; j < doc.size(); ++j) {
+                if (util::trim(doc[j]).empty()) {
+                    continue; // a blank line belongs to the value only if a deeper one follows
+                }
+                if (indent_of(doc[j]) <= entry_indent) {
+                    break;
+                }
+                for (; i <= j; ++i) {
+                    below.append(doc[i]);
+                    below += '\n';
+                }
+            }
+            if (!below.empty()) {
+                value += '\n' + below;
+            }
+            emit(std::string(entry.substr(0, kc + 1)) + " " +
+                 (is_digest_string(value) ? value : util::sha256_digest(value)));
+        }
+    }
+}
+
 bool secret_environment_entry(const Value& v) {
     if (!v.is_string()) {
         return false;
@@ -165,8 +267,13 @@ void digest_in_place(Value& v, bool whole_is_secret) {
     }
     if (v.is_object()) {
         for (auto it = v.begin(); it != v.end(); ++it) {
-            const bool manifest =
-                (it.key() == "contents" || it.key() == "manifest") && secret_manifest(it.value());
+            const bool manifest_key = it.key() == "contents" || it.key() == "manifest";
+            if (manifest_key && it.value().is_string() &&
+                partly_secret_manifest(it.value().get_ref<const std::string&>())) {
+                it.value() = digest_manifest_secrets(it.value().get_ref<const std::string&>());
+                continue;
+            }
+            const bool manifest = manifest_key && secret_manifest(it.value());
             if (it.key() == "environment" && it.value().is_array()) {
                 for (auto& e : it.value()) {
                     if (secret_environment_entry(e)) {
@@ -197,6 +304,44 @@ void digest_document(Value& out) {
 }
 
 } // namespace
+
+bool partly_secret_manifest(std::string_view text) {
+    return has_kind_line(text, "Secret") && has_kind_line(text, "DaemonSet");
+}
+
+std::string digest_manifest_secrets(std::string_view text) {
+    const ManifestLines m(text);
+    std::string out;
+    out.reserve(text.size());
+    std::vector<std::string_view> doc;
+    auto flush = [&] {
+        bool secret = false;
+        for (auto line : doc) {
+            secret = secret || has_kind_line(line, "Secret");
+        }
+        if (secret) {
+            digest_secret_document(doc, out);
+        } else {
+            for (auto line : doc) {
+                out.append(line);
+                out += '\n';
+            }
+        }
+        doc.clear();
+    };
+    for (auto line : m.lines) {
+        if (line == "---" || line.starts_with("--- ") || line == "---\r") {
+            flush();
+            out.append(line);
+            out += '\n';
+        } else {
+            doc.push_back(line);
+        }
+    }
+    flush();
+    out.pop_back(); // the last line had no newline of its own
+    return out;
+}
 
 Value digest_secrets(const Value& document) {
     Value out = document;

@@ -35,13 +35,25 @@ bool is_secret_key(std::string_view key);
 // Replaces every secret value with "sha256:<hex>" of the value (a scalar's text; a structure's
 // compact JSON). Values that already are digests are left as they are, so digesting is
 // idempotent. Besides the secret keys: an inline manifest's text (`contents`, `manifest`) that
-// holds a Kubernetes Secret and no DaemonSet (a CNI's manifest carries its own certificates and
-// is read to detect the CNI), and an `environment` entry NAME=VALUE whose NAME says it is a
-// secret (KEY, TOKEN, SECRET, PASSWORD, PASSWD, AUTH, CREDENTIAL in it), each digested whole.
+// holds a Kubernetes Secret and no DaemonSet, digested whole; one that holds a Secret and a
+// DaemonSet (a CNI's manifest carries its own certificates, and is read to detect the CNI) keeps
+// its text with the values of its Secrets digested (digest_manifest_secrets); and an
+// `environment` entry NAME=VALUE whose NAME says it is a secret (KEY, TOKEN, SECRET, PASSWORD,
+// PASSWD, AUTH, CREDENTIAL in it), digested whole.
 doc::Value digest_secrets(const doc::Value& document);
 std::vector<doc::Value> digest_secrets(const std::vector<doc::Value>& documents);
 // The same, in the documents given, for a caller that no longer needs them as they were.
 std::vector<doc::Value> digest_secrets(std::vector<doc::Value>&& documents);
+
+// A manifest's text that holds a Kubernetes Secret and a DaemonSet (`kind:` lines at the start of
+// a line): the form whose Secrets digest_manifest_secrets digests.
+bool partly_secret_manifest(std::string_view text);
+// The text with each value of every Secret document's `data` and `stringData` replaced by
+// "sha256:<hex>" of it (an entry's value as written, a block scalar with its lines; a flow
+// mapping on the `data:` line as one value), every other line as it was; idempotent (a digest
+// stays). Drift compares such a manifest by the digest of this text (docs/stream.md,
+// "Credentials").
+std::string digest_manifest_secrets(std::string_view text);
 
 struct Install {
     std::string disk;

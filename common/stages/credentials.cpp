@@ -1,6 +1,7 @@
 #include "common/stages/credentials.h"
 
 #include "common/doc/vocabulary.h"
+#include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
 
 #include <map>
@@ -37,9 +38,17 @@ std::string key_of(const drift::CapturedSecret& s, std::set<std::string>& taken)
 void collect(const Value& v, const std::set<std::string>& wanted,
              std::map<std::string, std::string>& found) {
     if (v.is_string()) {
-        const std::string d = util::sha256_digest(v.get<std::string>());
+        const auto& s = v.get_ref<const std::string&>();
+        const std::string d = util::sha256_digest(s);
         if (wanted.count(d) != 0) {
-            found.emplace(d, v.get<std::string>());
+            found.emplace(d, s);
+        }
+        // a manifest whose Secrets the Inspection digests is carried by the digest of that form
+        if (machineconfig::partly_secret_manifest(s)) {
+            const std::string m = util::sha256_digest(machineconfig::digest_manifest_secrets(s));
+            if (wanted.count(m) != 0) {
+                found.emplace(m, s);
+            }
         }
     } else if (v.is_object() || v.is_array()) {
         for (const auto& i : v) {

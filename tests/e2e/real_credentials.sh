@@ -40,12 +40,12 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
             for x in v: walk(x, k)
         elif isinstance(v, str):
             if k in ("password", "privateKey", "presharedKey"): print(v)
-            for m in re.findall(r"client-secret: (\S+)|TS_AUTHKEY=(\S+)", v):
-                print(m[0] or m[1])
+            for m in re.findall(r"client-secret: (\S+)|TS_AUTHKEY=(\S+)|ingest-token: (\S+)", v):
+                print(m[0] or m[1] or m[2])
     walk(d)
 PY
 done | sort -u)
-expect_eq "the scenario's credentials found (registry x2, WireGuard x5, OIDC, Tailscale)" "$(echo "$values" | grep -c .)" 9
+expect_eq "the scenario's credentials found (registry x2, WireGuard x5, OIDC, Tailscale, the shipper's token)" "$(echo "$values" | grep -c .)" 10
 leaks() { # leaks FILE...: the credentials found in the files
   local v
   for v in $values; do grep -lF -- "$v" "$@" > /dev/null 2>&1 && echo "${v:0:4}..."; done
@@ -82,6 +82,11 @@ expect_eq "the adoption: no credential printed" "$(leaks "$OUT/adopt.out" "$OUT/
 k get talosconfigpatch -l "ichor.maesh.dev/cluster=$C" -o yaml > "$PRIV/patches.yaml"
 expect_eq "no credential in any patch's text" "$(leaks "$PRIV/patches.yaml")" ""
 expect_eq "the credentials Secret written" "$(k get secret "${secrets%% *}" -o name 2> /dev/null)" "secret/${secrets%% *}"
+# The log shipper's manifest (a DaemonSet beside its token's Secret) is carried whole, as the node
+# has it, in the control planes' credentials: its text is the credential, digested in the plan.
+carried=$(for s in $secrets; do k get secret "$s" -o json 2> /dev/null | jq -r '.data // {} | .[] | @base64d'; done)
+expect_contains "the shipper's manifest carried in a credentials Secret" "$carried" "ingest-token: lab-shipper-ingest-token-7c1d"
+expect_contains "the shipper's manifest carried whole" "$carried" "image: registry.lab.example/log-shipper:2.4.1"
 released="" ready=""
 for n in $NODES; do
   grep -q "released the hold on $n\b" "$OUT/adopt.err" && released+="$n "

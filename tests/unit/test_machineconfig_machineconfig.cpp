@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace ichor;
 using ichor::doc::Value;
 
@@ -172,6 +174,49 @@ TEST_CASE("malformed configurations are usage errors", "[machineconfig]") {
     auto bad = machineconfig::parse("machine: [\n", "n");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().kind == ErrorKind::Usage);
+}
+
+TEST_CASE("a CNI's manifest keeps its text with its Secrets' values digested",
+          "[machineconfig][secrets]") {
+    const std::string cni =
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: hubble-server-certs\ntype: "
+        "kubernetes.io/tls\ndata:\n  ca.crt: Q0FDRVJU\n  tls.key: S0VZUEVN\n\n  # rotated by helm\n"
+        "stringData:\n  token: |\n    line-one\n\n    line-two\nimmutable: true\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: flow}\ndata: {password: cHc=}\n---\n"
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cilium\nspec:\n  "
+        "template:\n    metadata:\n      labels: {k8s-app: cilium}\n    data: not-a-secret\n";
+    REQUIRE(machineconfig::partly_secret_manifest(cni));
+    CHECK_FALSE(machineconfig::partly_secret_manifest("kind: DaemonSet\n"));
+    CHECK_FALSE(machineconfig::partly_secret_manifest("kind: Secret\n"));
+    const std::string d = machineconfig::digest_manifest_secrets(cni);
+    INFO(d);
+    for (const auto* secret : {"Q0FDRVJU", "S0VZUEVN", "line-one", "line-two", "cHc="}) {
+        CHECK(d.find(secret) == std::string::npos);
+    }
+    CHECK(d.find("  tls.key: " + util::sha256_digest("S0VZUEVN") + "\n") != std::string::npos);
+    CHECK(d.find("  token: " + util::sha256_digest("|\n    line-one\n\n    line-two\n") + "\n") !=
+          std::string::npos);
+    CHECK(d.find("data: " + util::sha256_digest("{password: cHc=}") + "\n") != std::string::npos);
+    // everything else as it was: the Secret's other fields, comments, the DaemonSet whole
+    CHECK(d.find("type: kubernetes.io/tls\ndata:\n") != std::string::npos);
+    CHECK(d.find("  # rotated by helm\n") != std::string::npos);
+    CHECK(d.find("immutable: true\n---\n") != std::string::npos);
+    CHECK(d.ends_with(cni.substr(cni.find("apiVersion: apps/v1"))));
+    CHECK(std::count(d.begin(), d.end(), '\n') == std::count(cni.begin(), cni.end(), '\n') - 3);
+    CHECK(machineconfig::digest_manifest_secrets(d) == d); // idempotent
+
+    // In an Inspection: the manifest stays readable (the CNI's detection reads it), its Secrets
+    // not.
+    doc::Value v1 = doc::Value::object();
+    v1["cluster"]["inlineManifests"] =
+        doc::Value::array({doc::Value{{"name", "cilium"}, {"contents", cni}}});
+    auto out = machineconfig::digest_secrets(v1);
+    CHECK(out["cluster"]["inlineManifests"][0]["contents"] == d);
+    doc::Value m14{{"apiVersion", "v1alpha1"},
+                   {"kind", "KubeInlineManifestConfig"},
+                   {"name", "cilium"},
+                   {"manifest", cni}};
+    CHECK(machineconfig::digest_secrets(m14)["manifest"] == d);
 }
 
 TEST_CASE("an inline manifest with a Secret and a secret environment entry are digested whole",

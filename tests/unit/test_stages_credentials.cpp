@@ -155,3 +155,81 @@ TEST_CASE("a Secret without the key a patch names is an error of the render",
     REQUIRE_FALSE(r2.ok());
     CHECK(r2.error().code == "SecretValueMissing");
 }
+
+TEST_CASE("a manifest with a DaemonSet and a Secret is carried whole as a credential",
+          "[stages][credentials]") {
+    // A CNI or agent manifest with its own certificates: the Inspection keeps its text readable
+    // (detection reads it) with the Secret's values digested; the capture carries it as one
+    // credential, by the digest of that form, and the node's own text is what is filled.
+    World w;
+    render::Input in{&w.cluster, &w.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.13",     {}};
+    auto rendered = render::render(in);
+    REQUIRE(rendered.ok());
+    std::vector<Value> raw = *rendered;
+    const std::string manifest =
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shipper-tls\ndata:\n  tls.key: "
+        "c2hpcHBlci1wcml2YXRlLWtleQ==\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  "
+        "name: log-shipper\n";
+    Value patch_doc = Value::object();
+    patch_doc["cluster"]["inlineManifests"] =
+        Value::array({Value{{"name", "log-shipper"}, {"contents", manifest}}});
+    REQUIRE(render::apply_patch_text(raw, doc::to_yaml_stream({patch_doc}), "node").ok());
+    const std::string raw_text = doc::to_yaml_stream(raw);
+    auto live = machineconfig::digest_secrets(raw);
+    REQUIRE(doc::to_yaml_stream(live).find("c2hpcHBlci1w") == std::string::npos);
+    REQUIRE(doc::to_yaml_stream(live).find("name: log-shipper") != std::string::npos);
+
+    auto rerender = [&](const std::string& text) -> Result<std::vector<Value>> {
+        std::vector<Value> docs = *rendered;
+        if (auto st = render::apply_patch_text(docs, text, "capture"); !st) {
+            return st.error();
+        }
+        return docs;
+    };
+    auto a = drift::analyze(live, *rendered, drift::Context{false, "cilium", {}, 13}, rerender);
+    CHECK(a.capture_error.empty());
+    for (const auto& f : a.findings) {
+        INFO(f.change.dotted << " " << f.verdict.code);
+        CHECK(f.verdict.cls == drift::Class::A);
+    }
+    REQUIRE(a.capture_secrets.size() == 1);
+    CHECK(a.capture.find("c2hpcHBlci1w") == std::string::npos);
+    CHECK(a.capture.find("sha256:") == std::string::npos);
+    CHECK(a.capture.find("log-shipper") != std::string::npos);
+
+    Value patch = Value::object();
+    patch["apiVersion"] = "ichor.maesh.dev/v1alpha1";
+    patch["kind"] = "TalosConfigPatch";
+    patch["metadata"] = Value{{"name", "prod-cp-1-adopted"}, {"namespace", "ichor-system"}};
+    patch["spec"] = Value{{"cluster", "prod"},
+                          {"layer", "machine"},
+                          {"machine", "prod-cp-1"},
+                          {"order", 0},
+                          {"patch", a.capture}};
+    Value secret = stages::attach_credentials(patch, a.capture_secrets, {"10.0.0.11"});
+    CHECK(secret.dump().find("c2hpcHBlci1w") == std::string::npos);
+    in.patches = {patch};
+    auto by_digest = render::render(in);
+    REQUIRE(by_digest.ok());
+    CHECK(drift::diff(drift::normalize(live), drift::normalize(*by_digest)).empty());
+
+    auto filled = stages::fill_credentials(secret, {{"10.0.0.11", raw_text}});
+    REQUIRE(filled.ok());
+    REQUIRE((*filled)["data"].size() == 1);
+    auto v = util::base64_decode((*filled)["data"].begin().value().get<std::string>());
+    REQUIRE(v);
+    CHECK(*v == manifest);
+    // the Secret's value changed on the node since the plan: refused
+    std::string changed = raw_text;
+    changed.replace(changed.find("c2hpcHBlci1w"), 4, "b3Ro");
+    CHECK_FALSE(stages::fill_credentials(secret, {{"10.0.0.11", changed}}).ok());
+
+    in.secrets = stages::lookup_in_config(in.patches, raw_text);
+    auto real = render::render(in);
+    REQUIRE(real.ok());
+    CHECK(doc::to_yaml_stream(*real).find("c2hpcHBlci1wcml2YXRlLWtleQ==") != std::string::npos);
+    CHECK(
+        drift::diff(drift::normalize(live), drift::normalize(machineconfig::digest_secrets(*real)))
+            .empty());
+}
