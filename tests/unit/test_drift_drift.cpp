@@ -520,3 +520,20 @@ TEST_CASE("a v1alpha1 fact goes into a document only where the render has no v1a
         }
     }
 }
+
+TEST_CASE("a document that is only its name is a setting, captured", "[drift]") {
+    // DHCPv4Config naming only its link turns DHCP on for it; dropped as an empty mapping, the
+    // adoption would take the node's address away.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto live = fx.live("cp-1.13");
+    live.push_back(
+        *doc::parse_one("apiVersion: v1alpha1\nkind: DHCPv4Config\nname: bond0\n", "doc"));
+    render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "",    {}};
+    auto a = analyze(live, in, drift::Context{false, "cilium", {}, 13});
+    CHECK(classes(a) ==
+          std::map<std::string, std::string>{{"documents.DHCPv4Config.bond0", "A:Captured"}});
+    CHECK(a.capture_error.empty());
+    CHECK(a.capture.find("kind: DHCPv4Config\nname: bond0") != std::string::npos);
+}
