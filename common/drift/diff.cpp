@@ -105,7 +105,11 @@ void walk(const Value& live, const Value& rendered, std::vector<std::string>& pa
     bool secret = !path.empty() && machineconfig::is_secret_key(path.back());
     bool lo = live.is_object();
     bool ro = rendered.is_object();
-    if (secret || !(lo || ro) || (lo && !ro && !rendered.is_null()) ||
+    // an empty mapping against nothing is a change of its own: a document without fields
+    // (normalize keeps it so) that one side has
+    const bool bare =
+        (lo && live.empty() && rendered.is_null()) || (ro && rendered.empty() && live.is_null());
+    if (secret || bare || !(lo || ro) || (lo && !ro && !rendered.is_null()) ||
         (ro && !lo && !live.is_null())) {
         leaf(live, rendered, path, out);
         return;

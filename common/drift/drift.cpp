@@ -96,20 +96,37 @@ struct TypedHome {
     bool whole;
 };
 
+// A document the render does not write but the node has (a hand-written mix of layouts) is the
+// home only when the render's v1alpha1 document does not hold the row's field either: Talos
+// refuses a setting in both (".machine.features.hostDNS is already set in v1alpha1 config").
 std::optional<TypedHome> typed_home(const std::vector<std::string>& path,
-                                    const std::set<std::string>& kinds) {
+                                    const std::set<std::string>& rendered_kinds,
+                                    const std::set<std::string>& live_kinds,
+                                    const std::vector<Value>& rendered) {
+    const Value* rendered_v1 = nullptr;
+    for (const auto& d : rendered) {
+        if (d.is_object() && !d.contains("kind")) {
+            rendered_v1 = &d;
+        }
+    }
+    auto home_kind = [&](const layout::Document& d, const std::vector<std::string>& row) {
+        if (rendered_kinds.count(std::string(d.kind)) != 0) {
+            return true;
+        }
+        return live_kinds.count(std::string(d.kind)) != 0 &&
+               (rendered_v1 == nullptr || find(*rendered_v1, row, row.size()) == nullptr);
+    };
     std::optional<TypedHome> best;
     size_t best_len = 0;
     for (const auto& r : layout::rows()) {
         if (r.document->since != layout::Since::V1_14 ||
-            kinds.count(std::string(r.document->kind)) == 0 ||
             r.field->v1alpha1.find('{') != std::string_view::npos ||
             r.field->v1alpha1.find("[]") != std::string_view::npos) {
             continue;
         }
         std::vector<std::string> row = layout::keys_of(*r.field, {});
         if (row.size() > path.size() || !std::equal(row.begin(), row.end(), path.begin()) ||
-            row.size() <= best_len ||
+            !home_kind(*r.document, row) || row.size() <= best_len ||
             (row.size() < path.size() && r.field->codec != layout::Codec::Same)) {
             continue;
         }
@@ -357,6 +374,12 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
             live_kinds.insert(d["kind"].get<std::string>());
         }
     }
+    std::set<std::string> rendered_kinds;
+    for (const auto& d : rendered) {
+        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
+            rendered_kinds.insert(d["kind"].get<std::string>());
+        }
+    }
     std::set<std::string> whole_deletes;
     for (const auto& c : changes) {
         // A registry setting goes into its document (the layout of contracts 1.12 and later)
@@ -366,6 +389,25 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
             !reg.first.empty() &&
             (identities.count(reg.first + "/" + reg.second) != 0 || live.empty())) {
             registries.insert(reg);
+            continue;
+        }
+        // A list the render holds as documents, one per item (1.14), and the node in v1alpha1
+        // or not at all: the rendered documents are deleted, and what the node has is set where
+        // it has it.
+        if (std::string kind = list_document(c.dotted, rendered_kinds);
+            !kind.empty() && list_document(c.dotted, live_kinds).empty()) {
+            if (!c.proposed.is_null()) {
+                for (const auto& d : rendered) {
+                    if (d.is_object() && d.value("kind", "") == kind) {
+                        Value del = typed_doc(kind.c_str(), d.value("name", ""));
+                        del["$patch"] = "delete";
+                        doc_deletes[kind + "/" + d.value("name", "")] = std::move(del);
+                    }
+                }
+            }
+            if (const Value* now = find(live_facts, c.path, c.path.size()); now != nullptr) {
+                at(sets, c.path, c.path.size()) = kept(*now);
+            }
             continue;
         }
         if (std::string kind = list_document(c.dotted, live_kinds); !kind.empty()) {
@@ -444,7 +486,7 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
         bool remove = !c.proposed.is_null() && (c.current.is_null() || list || shape);
         const Value* live = find(live_facts, c.path, c.path.size());
         Value value = c.current.is_null() ? Value() : kept(live != nullptr ? *live : c.current);
-        if (auto home = typed_home(c.path, kinds)) {
+        if (auto home = typed_home(c.path, rendered_kinds, live_kinds, rendered)) {
             if (remove) {
                 at(typed_of(typed_deletes, *home->document), home->keys, home->keys.size()) =
                     delete_marker();

@@ -30,6 +30,17 @@ Value& at(Value& root, std::initializer_list<std::string_view> path) {
     return *v;
 }
 
+Value& at(Value& root, const std::vector<std::string>& path) {
+    Value* v = &root;
+    for (const auto& p : path) {
+        if (!v->is_object()) {
+            *v = Value::object();
+        }
+        v = &(*v)[p];
+    }
+    return *v;
+}
+
 const Value* get(const Value& v, std::string_view key) {
     if (!v.is_object()) {
         return nullptr;
@@ -238,6 +249,7 @@ bool prune(Value& v, const std::string& key, bool in_list = false) {
 
 Value normalize(const std::vector<Value>& documents) {
     Value f = Value::object();
+    std::vector<std::vector<std::string>> bare; // documents without a field of their own
     for (const auto& d : documents) {
         if (d.is_object() && !d.contains("kind")) {
             for (auto it = d.begin(); it != d.end(); ++it) {
@@ -264,7 +276,17 @@ Value normalize(const std::vector<Value>& documents) {
             }
         };
         if (!layout::to_v1alpha1(f, d)) {
-            place_body(body(d));
+            Value b = body(d);
+            if (b.empty()) {
+                // a document that is all identity (a DHCPv4Config naming only its link) is a
+                // setting too: kept as an empty mapping, which prune would drop
+                std::vector<std::string> at_doc{"documents", kind};
+                if (const Value* name = get(d, "name"); name != nullptr) {
+                    at_doc.push_back(text(name));
+                }
+                bare.push_back(std::move(at_doc));
+            }
+            place_body(b);
         } else {
             place_body(unmapped(d, kind)); // what the table has no v1alpha1 path for, kept too
         }
@@ -290,7 +312,16 @@ Value normalize(const std::vector<Value>& documents) {
     }
     canonical_mirrors(f);
     prune(f, {});
-    return f.is_object() ? f : Value::object();
+    if (!f.is_object()) {
+        f = Value::object();
+    }
+    for (const auto& p : bare) {
+        Value& v = at(f, p);
+        if (v.is_null()) {
+            v = Value::object();
+        }
+    }
+    return f;
 }
 
 } // namespace ichor::drift

@@ -275,6 +275,18 @@ Verdict classify(const Change& change, const Context& context) {
         // WireGuard key): outside the bundle, carried in a Secret the patch references.
         return {Class::A, "Credential", std::string(k_credential_note)};
     }
+    if (change.secret && (change.dotted == "cluster.secretboxEncryptionSecret" ||
+                          change.dotted == "cluster.aescbcEncryptionSecret")) {
+        // At 1.14 the node's value is the whole EncryptionConfiguration of
+        // KubeEtcdEncryptionConfig, digested: it may hold the bundle's secret in a form of the
+        // owner's (an identity provider after it), which Ichor only matches in Talos's forms.
+        return {Class::C, "SecretDiffers",
+                "{path} on the node is neither the bundle's secret of TalosCluster {cluster} nor "
+                "an EncryptionConfiguration (KubeEtcdEncryptionConfig.config) in a form Talos "
+                "writes for it (one secretbox or aescbc provider, no other provider such as "
+                "identity): the configuration holds a secret and cannot be captured; give the node "
+                "Talos's form of the cluster's secret, or check the bundle"};
+    }
     if (change.secret) {
         return {Class::C, "SecretDiffers",
                 "{path} on the node is not the secret of the bundle of TalosCluster {cluster}: a "

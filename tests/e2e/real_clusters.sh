@@ -34,6 +34,10 @@ patch_text() { out "$1" | jq -r --arg n "$2" '.items[] | select(.kind == "TalosC
 node_checks() { # one line per NodeCheck* result: node code
   out "$1" | jq -r '.results[] | select(.tags["ichor.maesh.dev/code"] | startswith("NodeCheck") or . == "NodeRejected") | "\(.tags["ichor.maesh.dev/node"]) \(.tags["ichor.maesh.dev/code"])"' | sort
 }
+docs_of() { # docs_of KIND: the documents of that kind in the YAML stream on stdin
+  awk -v k="kind: $1" '/^---/ { if (hit) printf "%s", buf; buf = ""; hit = 0; next }
+    { buf = buf $0 "\n"; if ($0 == k) hit = 1 } END { if (hit) printf "%s", buf }'
+}
 sorted() { tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//'; }
 
 # adopt_real SCENARIO CLUSTER SKIP [ADOPT FLAGS...]: the whole cluster (less SKIP) planned,
@@ -98,6 +102,14 @@ expect_contains "cedar: the bond in the cluster patch" "$(patch_text real-netdoc
 expect_contains "cedar: the VIP in the control planes' patch" "$(patch_text real-netdocs-plan cedar-controlplanes-adopted)" "Layer2VIPConfig"
 expect_contains "cedar: the raw volume is cedar-w-2's own" "$(patch_text real-netdocs-plan cedar-w-2-adopted)" "RawVolumeConfig"
 expect_not_contains "cedar: cedar-w-2's patch holds none of the cluster layer" "$(patch_text real-netdocs-plan cedar-w-2-adopted)" "BondConfig"
+# host DNS in v1alpha1 beside a ResolverConfig document: captured in v1alpha1, where the render
+# holds it (into ResolverConfig, every node rejected it: "already set in v1alpha1 config")
+expect_contains "cedar: host DNS's member names in the cluster patch" "$(patch_text real-netdocs-plan cedar-adopted)" "resolveMemberNames: true"
+expect_eq "cedar: no ResolverConfig of the patches holds host DNS" \
+  "$(for p in cedar-adopted cedar-controlplanes-adopted cedar-workers-adopted; do patch_text real-netdocs-plan $p; echo ---; done | docs_of ResolverConfig | grep -c hostDNS)" 0
+# a DHCPv4Config that is only its name is a setting (DHCP on eth3), not an empty value
+expect_eq "cedar: the control planes' DHCPv4Config that is only its name, kept" \
+  "$(patch_text real-netdocs-plan cedar-controlplanes-adopted | docs_of DHCPv4Config | grep '^name:')" "name: eth3"
 expect_golden_plan "real-netdocs: the plan is the golden one" real-netdocs-plan real-netdocs.json
 
 # --- maple: a hand-written base, flannel -----------------------------------------------------------
@@ -106,6 +118,10 @@ adopt_real real-handwritten maple "" --cni-unmanaged
 # --- larch: Talos 1.14's documents; larch-w-2 joined later and comes in with --add-machine ------
 adopt_real real-docs14 larch larch-w-2 --cni-unmanaged
 expect_contains "larch: the kubelet's documents in the cluster patch" "$(patch_text real-docs14-plan larch-adopted)" "KubeletConfig"
+# no PodSecurity admission on 1.14: the render's KubeAdmissionControlConfig deleted as that
+# document (a delete of v1alpha1's list, which the 1.14 render does not have, never applied)
+expect_eq "larch: the control planes' patch deletes PodSecurity's admission document" \
+  "$(patch_text real-docs14-plan larch-controlplanes-adopted | docs_of KubeAdmissionControlConfig | grep -E '^(name|[$]patch):' | tr '\n' ' ')" 'name: PodSecurity $patch: delete '
 expect_golden_plan "real-docs14: the plan is the golden one" real-docs14-plan real-docs14.json
 W2=$(node_addr larch-w-2)
 run add-plan "$A" --cluster larch --add-machine "$W2" --talosconfig "$TC" --plan -o json

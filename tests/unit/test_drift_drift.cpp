@@ -446,3 +446,94 @@ TEST_CASE("a removed sysctl and a removed mirror are deleted by the capture", "[
     CHECK(a.capture ==
           "apiVersion: v1alpha1\nkind: RegistryMirrorConfig\nname: quay.io\n$patch: delete\n");
 }
+
+TEST_CASE("a 1.14 node without admission plugins: the capture deletes the rendered documents",
+          "[drift]") {
+    // A hand-written 1.14 base has no PodSecurity admission; the render at 1.14 holds it as a
+    // KubeAdmissionControlConfig document, not in v1alpha1, so deleting the v1alpha1 list (which
+    // the render does not have) fails and every capture of the node stops round-tripping.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    std::vector<Value> live;
+    for (auto& d : fx.live("cp-1.14")) {
+        if (d.value("kind", "") != "KubeAdmissionControlConfig") {
+            live.push_back(d);
+        }
+    }
+    render::Input in{&prod,  &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.14", {}};
+    auto a = analyze(live, in);
+    CHECK(classes(a) == std::map<std::string, std::string>{
+                            {"cluster.apiServer.admissionControl", "A:ContractDefault"}});
+    CHECK(a.capture_error.empty());
+    auto capture = doc::parse_documents(a.capture, "capture");
+    REQUIRE(capture.ok());
+    bool deleted = false;
+    for (const auto& d : *capture) {
+        CHECK_FALSE(doc::find_path(d, "cluster.apiServer"));
+        deleted =
+            deleted || (d.value("kind", "") == "KubeAdmissionControlConfig" &&
+                        d.value("name", "") == "PodSecurity" && d.value("$patch", "") == "delete");
+    }
+    CHECK(deleted);
+    auto again = rerender_of(in)(a.capture);
+    REQUIRE(again.ok());
+    for (const auto& d : *again) {
+        CHECK(d.value("kind", "") != "KubeAdmissionControlConfig");
+    }
+}
+
+TEST_CASE("a v1alpha1 fact goes into a document only where the render has no v1alpha1 home",
+          "[drift]") {
+    // A 1.13 node keeps host DNS in v1alpha1 and its search domains in a ResolverConfig document.
+    // The render at 1.13 holds machine.features.hostDNS in v1alpha1: a capture into
+    // ResolverConfig.hostDNS beside it is refused by Talos (".machine.features.hostDNS is
+    // already set in v1alpha1 config").
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto live = fx.live("cp-1.13");
+    live[0]["machine"]["features"]["hostDNS"]["resolveMemberNames"] = true;
+    live.push_back(*doc::parse_one(
+        "apiVersion: v1alpha1\nkind: ResolverConfig\nsearchDomains:\n  disableDefault: true\n",
+        "doc"));
+    render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "",    {}};
+    auto a = analyze(live, in, drift::Context{false, "cilium", {}, 13});
+    CHECK(a.capture_error.empty());
+    auto capture = doc::parse_documents(a.capture, "capture");
+    REQUIRE(capture.ok());
+    bool in_v1alpha1 = false;
+    for (const auto& d : *capture) {
+        if (d.value("kind", "") == "ResolverConfig") {
+            CHECK_FALSE(d.contains("hostDNS"));
+        }
+        in_v1alpha1 =
+            in_v1alpha1 || (!d.contains("kind") &&
+                            doc::find_path(d, "machine.features.hostDNS.resolveMemberNames"));
+    }
+    CHECK(in_v1alpha1);
+    auto again = rerender_of(in)(a.capture);
+    REQUIRE(again.ok());
+    for (const auto& d : *again) {
+        if (d.value("kind", "") == "ResolverConfig") {
+            CHECK_FALSE(d.contains("hostDNS"));
+        }
+    }
+}
+
+TEST_CASE("a document that is only its name is a setting, captured", "[drift]") {
+    // DHCPv4Config naming only its link turns DHCP on for it; dropped as an empty mapping, the
+    // adoption would take the node's address away.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto live = fx.live("cp-1.13");
+    live.push_back(
+        *doc::parse_one("apiVersion: v1alpha1\nkind: DHCPv4Config\nname: bond0\n", "doc"));
+    render::Input in{&prod, &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "",    {}};
+    auto a = analyze(live, in, drift::Context{false, "cilium", {}, 13});
+    CHECK(classes(a) ==
+          std::map<std::string, std::string>{{"documents.DHCPv4Config.bond0", "A:Captured"}});
+    CHECK(a.capture_error.empty());
+    CHECK(a.capture.find("kind: DHCPv4Config\nname: bond0") != std::string::npos);
+}

@@ -77,3 +77,15 @@ TEST_CASE("empty values, empty secrets and a missing CNI", "[drift][normalize]")
     CHECK(f.dump() ==
           R"({"machine":{"ca":{"crt":"x"}},"cluster":{"network":{"cni":{"name":"flannel"}}}})");
 }
+
+TEST_CASE("a document without fields of its own stays a fact", "[drift][normalize]") {
+    // DHCPv4Config naming only its link, an unnamed document with nothing but its kind: each is
+    // a setting (DHCP on that link), not an empty value to drop.
+    auto f = drift::normalize(
+        docs("version: v1alpha1\nmachine: {}\n---\napiVersion: v1alpha1\nkind: DHCPv4Config\n"
+             "name: bond0\n---\napiVersion: v1alpha1\nkind: DHCPv6Config\nname: eth1\n"
+             "clientIdentifier: mac\n"));
+    CHECK(unordered(f) ==
+          nlohmann::json::parse(R"({"documents":{"DHCPv4Config":{"bond0":{}},)"
+                                R"("DHCPv6Config":{"eth1":{"clientIdentifier":"mac"}}}})"));
+}

@@ -56,6 +56,19 @@ TEST_CASE("the rules table", "[drift][rules]") {
     token.secret = true;
     token.current = "sha256:" + std::string(64, 'a');
     CHECK(drift::classify(token, {}).code == "SecretDiffers");
+    // An encryption secret: the node's EncryptionConfiguration may hold the bundle's secret in
+    // a form Talos does not write (an identity provider after it); the hint says so instead of
+    // calling it another cluster's secret.
+    drift::Change encryption;
+    encryption.dotted = "cluster.secretboxEncryptionSecret";
+    encryption.secret = true;
+    encryption.current = "sha256:" + std::string(64, 'a');
+    encryption.proposed = "sha256:" + std::string(64, 'b');
+    auto v = drift::classify(encryption, {});
+    CHECK(v.code == "SecretDiffers");
+    CHECK(v.cls == drift::Class::C);
+    CHECK(v.hint.find("identity") != std::string::npos);
+    CHECK(v.hint.find("KubeEtcdEncryptionConfig") != std::string::npos);
 }
 
 TEST_CASE("a document kind Talos does not load at the node's version blocks", "[drift][rules]") {

@@ -143,6 +143,13 @@ var realSettings = []realSetting{
 	})},
 	{"1.14 SysctlConfig", "real-docs14.yaml", "larch-w-1", kind("SysctlConfig", nil)},
 	{"1.14 KernelModuleConfig", "real-docs14.yaml", "larch-w-1", kind("KernelModuleConfig", nil)},
+	{"DHCP by a document that is only its name", "real-netdocs.yaml", "cedar-cp-1", kind("DHCPv4Config", func(d map[string]any) bool {
+		return d["name"] == "eth3" && len(d) == 3
+	})},
+	{"host DNS in v1alpha1 beside a ResolverConfig document", "real-netdocs.yaml", "cedar-cp-2", v1path("machine", "features", "hostDNS", "resolveMemberNames")},
+	{"1.14 without PodSecurity admission", "real-docs14.yaml", "larch-cp-1", func(docs []map[string]any) bool {
+		return !kind("KubeAdmissionControlConfig", nil)(docs) && kind("KubeAPIServerConfig", nil)(docs)
+	}},
 	{"hand-written: no PodSecurity admission", "real-handwritten.yaml", "maple-cp-1", func(docs []map[string]any) bool {
 		return !v1path("cluster", "apiServer", "admissionControl")(docs)
 	}},
