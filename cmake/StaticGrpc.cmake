@@ -2,8 +2,8 @@
 #
 # A tool dynamically linked to Debian's gRPC, protobuf and abseil maps about sixty shared objects
 # and runs 16 000 symbol relocations before main: `kubectl ichor inspect --help` took 17.5 ms
-# against 1.1 ms for a C hello-world, 5.7 ms linked from the archives (bench/README.md has the
-# figures, docs/design.md "Linking" the decision). What this switches to static:
+# against 1.1 ms for a C hello-world, 5.7 ms linked from the archives (bench/HISTORY.md, "the
+# linking", has the figures, docs/design.md "Linking" the decision). What this switches to static:
 #   - gRPC (grpc++, grpc, gpr, upb, address_sorting), protobuf, abseil, c-ares, re2;
 #   - OpenSSL and zlib, which gRPC calls (1.6 ms more when dynamic);
 #   - yaml-cpp and libstdc++/libgcc, so that no C++ shared library is left in the process;

@@ -32,6 +32,18 @@ struct ToolInfo {
     std::string examples; // indented example lines
 };
 
+// A help text written as a raw string that opens on a line of its own, so that its lines read in
+// the source as they print and clang-format leaves them alone:
+//     cli::text_block(R"(
+//     first line ...)")
+// returns the text without the newline that follows R"(; text without one is returned as it is.
+inline std::string text_block(std::string_view raw) {
+    if (!raw.empty() && raw.front() == '\n') {
+        raw.remove_prefix(1);
+    }
+    return std::string(raw);
+}
+
 // The common shape of a parse: options, or a request for help/version text, or for completion.
 template <class T> struct Parsed {
     std::optional<T> options;

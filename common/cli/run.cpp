@@ -87,7 +87,7 @@ namespace {
 // contends for the heap an arena of its own (up to eight per core), and memory freed in one arena
 // is not reused by another: the plan of a 256-node adoption peaked at 64.2 MB of RSS for 26 MB
 // of live heap, 60.4 MB with two arenas, for the same CPU (1.007x; inspect 0.977x; 15 and 25
-// alternating runs, bench/README.md "2026-12-01 evening"). One arena saved more (58 MB) but
+// alternating runs, bench/HISTORY.md, "malloc arenas"). One arena saved more (58 MB) but
 // cost a tenth more CPU, the loop threads waiting for its lock.
 void limit_malloc_arenas() {
     if (!user_sets_malloc_arenas(std::getenv("MALLOC_ARENA_MAX"), std::getenv("GLIBC_TUNABLES"))) {

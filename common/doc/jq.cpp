@@ -15,8 +15,8 @@ namespace ichor::doc {
 namespace {
 
 // libjq, loaded on the first --jq. Linked, it was mapped with libonig at every start of every
-// tool: 0.7 ms of a 3 ms `--help` (bench/README.md), for a flag most runs do not give. It also
-// lets a tool run on a machine without libjq until --jq is asked for.
+// tool: 0.7 ms of a 3 ms `--help` (bench/HISTORY.md, "the linking"), for a flag most runs do not
+// give. It also lets a tool run on a machine without libjq until --jq is asked for.
 struct LibJq {
     decltype(&::jq_init) jq_init = nullptr;
     decltype(&::jq_teardown) jq_teardown = nullptr;

@@ -39,7 +39,7 @@ struct ResourceList {
     [[nodiscard]] bool has_errors() const;
     // The envelope as one document (functionConfig, when one came, written back). The second
     // moves the items into it instead of copying them: over 256 nodes the copy and its freeing
-    // were a twentieth of inspect's CPU through one endpoint (bench/README.md).
+    // were a twentieth of inspect's CPU through one endpoint (bench/HISTORY.md, "write_list").
     [[nodiscard]] Value to_value() const&;
     [[nodiscard]] Value to_value() &&;
 };

@@ -797,7 +797,7 @@ void append_json_string(std::string& out, const std::string& s) {
 // Writes `v` exactly as v.dump(2, ' ', false, replace) does (tests/unit/test_doc_json.cpp holds
 // the two to each other), appending to one string: nlohmann's serializer checks every byte of
 // every string for UTF-8 through its decoder, which over an inspection of 256 nodes was most of
-// the JSON output's time (bench/README.md).
+// the JSON output's time (bench/HISTORY.md, "to_json").
 void append_json(std::string& out, const Value& v, int indent) {
     const bool object = v.is_object();
     if (object || v.is_array()) {

@@ -560,11 +560,6 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     return out;
 }
 
-std::string capture_patch(const std::vector<Change>& changes, const Value& live_facts,
-                          const Value& rendered_facts, const std::vector<Value>& rendered) {
-    return capture(changes, live_facts, rendered_facts, rendered).text;
-}
-
 Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
                  const Context& context, const Rerender& rerender) {
     Analysis a;

@@ -72,9 +72,4 @@ Capture capture(const std::vector<Change>& changes, const doc::Value& live_facts
                 const doc::Value& rendered_facts, const std::vector<doc::Value>& rendered = {},
                 const std::vector<doc::Value>& live = {});
 
-// capture(...).text.
-std::string capture_patch(const std::vector<Change>& changes, const doc::Value& live_facts,
-                          const doc::Value& rendered_facts,
-                          const std::vector<doc::Value>& rendered = {});
-
 } // namespace ichor::drift

@@ -480,9 +480,4 @@ Result<doc::Value> Client::replace_status(const std::string& path, const doc::Va
     return replace(status_path(path), obj, opts);
 }
 
-Result<doc::Value> Client::apply_status(const std::string& path, const doc::Value& obj,
-                                        const ApplyOptions& opts) {
-    return apply(status_path(path), obj, opts);
-}
-
 } // namespace ichor::kube

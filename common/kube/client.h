@@ -134,8 +134,6 @@ class Client {
                                           const WriteOptions& opts = {});
     Result<doc::Value> replace_status(const std::string& path, const doc::Value& obj,
                                       const WriteOptions& opts = {});
-    Result<doc::Value> apply_status(const std::string& path, const doc::Value& obj,
-                                    const ApplyOptions& opts = {});
 
     // One request with retries, authentication and warnings; `path` may carry a query.
     Result<Response> request(const std::string& method, const std::string& path,

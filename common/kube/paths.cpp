@@ -42,10 +42,6 @@ std::string secret_path(std::string_view ns, std::string_view name) {
     return resource_path("", "v1", "secrets", ns, name);
 }
 
-std::string events_path(std::string_view ns) {
-    return resource_path("", "v1", "events", ns);
-}
-
 std::string object_path(const doc::Value& obj, std::string_view plural,
                         std::string_view default_ns) {
     std::string api_version = doc::get_string(obj, "apiVersion");

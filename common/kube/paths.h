@@ -25,9 +25,8 @@ std::string resource_path(std::string_view group, std::string_view version, std:
 // one of talosclusters, talosmachines, talosconfigpatches.
 std::string ichor_path(std::string_view plural, std::string_view ns, std::string_view name = {});
 
-// /api/v1/namespaces/NS/secrets[/NAME] and /api/v1/namespaces/NS/events.
+// /api/v1/namespaces/NS/secrets[/NAME].
 std::string secret_path(std::string_view ns, std::string_view name = {});
-std::string events_path(std::string_view ns);
 
 // The path of an object from its apiVersion ("v1" or "GROUP/VERSION"), metadata.namespace
 // (else `default_ns`) and metadata.name. An object without a name gives the collection path (for

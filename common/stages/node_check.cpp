@@ -89,7 +89,7 @@ std::vector<Value> all_patches(const doc::ResourceList& plan, const NodeCheckOpt
 // core, up to four, as the inspection engine runs them; each keeps its share of the concurrency in
 // flight). Blocking calls on one thread per machine in flight cost two thread switches per reply
 // and a malloc arena per thread: on 256 nodes the check took more wall and CPU than the
-// inspection, and 10 MB of peak RSS (bench/README.md, "The whole-cluster adoption").
+// inspection, and 10 MB of peak RSS (bench/HISTORY.md, "the node check on loops").
 void ask_on_loops(std::vector<Check>& checks, const InspectOptions& io) {
     // Made before the threads start and shared by them (gRPC channels may be).
     std::map<std::string, talos::Endpoint> endpoints;

@@ -70,8 +70,8 @@ std::shared_ptr<grpc::ChannelCredentials> make_credentials(const DialOptions& o,
 // - gRPC logs handshake failures to stderr itself; this library never prints (the same text comes
 //   back in the call's status), so its log goes nowhere;
 // - Debian builds abseil with mutex deadlock detection on, which records every lock order gRPC
-//   takes in a global graph: 3% of inspect's CPU over 256 nodes (bench/README.md), for a report
-//   nobody reads.
+//   takes in a global graph: 3% of inspect's CPU over 256 nodes (bench/HISTORY.md, "abseil's
+//   deadlock detection"), for a report nobody reads.
 void configure_grpc() {
     static std::once_flag once;
     std::call_once(once, [] {
@@ -154,7 +154,8 @@ void NodeClient::Impl::finish(std::size_t call, Clock::time_point start, bool ok
         return;
     }
     // The channel keeps its connection, so the certificate rarely changes between calls:
-    // parse it only when it does (bench/README.md: the parse was a fifth of the client's CPU).
+    // parse it only when it does (the parse was a fifth of the client's CPU: bench/HISTORY.md, "the
+    // certificate parse").
     std::string_view pem(pems.front().data(), pems.front().size());
     std::lock_guard lock(peer->mu);
     if (pem == peer->last_pem) {

@@ -17,6 +17,10 @@
 // metadata carries an error is a failure too. A client is used by one thread at a time; clients
 // are cheap, make one per node. The asynchronous forms start a call on a Loop (loop.h) and return
 // at once, so that one thread can read many nodes, several calls per node at a time.
+//
+// The suite never applies a configuration to a node, and this client cannot: ApplyConfiguration is
+// sent only with dry_run set (dry_run_configuration). scripts/check-conventions refuses a request
+// without it anywhere in common/ and tools/. The only write is Reset (for reclaim).
 #pragma once
 
 #include "common/talos/address.h"
@@ -57,10 +61,6 @@ struct DialOptions {
 DialOptions mutual_tls(const TalosContext& context, std::int64_t call_timeout_ms);
 // Maintenance mode, pinned when `fingerprints` is not empty.
 DialOptions insecure(std::vector<std::string> fingerprints, std::int64_t call_timeout_ms);
-
-// What `ApplyConfiguration` may do. There is no REBOOT: Talos v1.14 rejects it outside
-// maintenance, so the mode is always explicit.
-enum class ApplyMode { Auto = 1, NoReboot = 2, Staged = 3, Try = 4 };
 
 // A node's answer to a dry run of ApplyConfiguration (talosctl apply-config --dry-run): nothing
 // was applied. machined's text is "Dry run summary:\n<what the mode would do> (skipped in
@@ -135,20 +135,9 @@ class NodeClient {
     // etcd: needs a control-plane node; the member list needs quorum unless query_local.
     Result<std::vector<machine::EtcdMember>> etcd_member_list(bool query_local = false);
     Result<machine::EtcdMemberStatus> etcd_status();
-    Status etcd_leave_cluster();
-    Status etcd_remove_member_by_id(std::uint64_t member_id);
-    Result<std::string> etcd_forfeit_leadership(); // the member that was leader
 
     // Starts a reset and returns its actor ID at once (the node resets in the background).
     Result<std::string> reset(const ResetOptions& options);
-    Result<machine::ApplyConfiguration> apply_configuration(const std::string& config,
-                                                            ApplyMode mode, bool dry_run = false);
-    // ApplyConfiguration of `config` in dry-run mode (mode Auto, as talosctl's default): the node
-    // validates it with its own code and answers what it would change; nothing is applied. A
-    // configuration the node rejects is an error of code InvalidArgument whose message ends with
-    // the node's words ("LABEL: InvalidArgument (ApplyConfiguration): WORDS"); bounded by the
-    // call timeout like every call.
-    Result<DryRunAnswer> dry_run_configuration(const std::string& config);
 
     // Asynchronous forms of the reads above: each starts the call on `loop` and returns at once;
     // `done` runs on the thread that runs the loop, when the call ends, with what the blocking
@@ -162,7 +151,12 @@ class NodeClient {
     void etcd_member_list(Loop& loop, Done<std::vector<machine::EtcdMember>> done);
     void etcd_status(Loop& loop, Done<machine::EtcdMemberStatus> done);
     void discovery_members(Loop& loop, Done<std::vector<DiscoveryMember>> done);
-    // The dry run above, started on `loop`; `config` is copied into the request at once.
+    // ApplyConfiguration of `config` in dry-run mode (mode AUTO, as talosctl's default), started
+    // on `loop`; `config` is copied into the request at once. The node validates it with its own
+    // code and answers what it would change; nothing is applied. A configuration the node rejects
+    // is an error of code InvalidArgument whose message ends with the node's words
+    // ("LABEL: InvalidArgument (ApplyConfiguration): WORDS"); bounded by the call timeout like
+    // every call. There is no other form of ApplyConfiguration (see the top of this file).
     void dry_run_configuration(Loop& loop, const std::string& config, Done<DryRunAnswer> done);
 
     // The SPKI fingerprint of the certificate the server presented on the last handshake

@@ -275,7 +275,7 @@ Result<machine::EtcdMemberStatus> NodeClient::etcd_status() {
         [this](Loop& l, auto done) { etcd_status(l, std::move(done)); });
 }
 
-// Blocking only: the writes, and Disks.
+// Blocking only: Disks, and Reset, the one write.
 
 Result<std::vector<storage::Disk>> NodeClient::disks() {
     using T = std::vector<storage::Disk>;
@@ -283,36 +283,6 @@ Result<std::vector<storage::Disk>> NodeClient::disks() {
         m_impl, "Disks", [](const auto& m) { return T(m.disks().begin(), m.disks().end()); },
         [this](auto* ctx, auto* cq) {
             return m_impl->storage->PrepareAsyncDisks(ctx, google::protobuf::Empty(), cq);
-        });
-}
-
-Status NodeClient::etcd_leave_cluster() {
-    auto r = blocking_first<machine::EtcdLeaveClusterResponse, bool>(
-        m_impl, "EtcdLeaveCluster", [](const auto&) { return true; },
-        [this](auto* ctx, auto* cq) {
-            return m_impl->machine->PrepareAsyncEtcdLeaveCluster(
-                ctx, machine::EtcdLeaveClusterRequest(), cq);
-        });
-    return r ? ok_status() : Status(r.error());
-}
-
-Status NodeClient::etcd_remove_member_by_id(std::uint64_t member_id) {
-    machine::EtcdRemoveMemberByIDRequest req;
-    req.set_member_id(member_id);
-    auto r = blocking_first<machine::EtcdRemoveMemberByIDResponse, bool>(
-        m_impl, "EtcdRemoveMemberByID", [](const auto&) { return true; },
-        [&](auto* ctx, auto* cq) {
-            return m_impl->machine->PrepareAsyncEtcdRemoveMemberByID(ctx, req, cq);
-        });
-    return r ? ok_status() : Status(r.error());
-}
-
-Result<std::string> NodeClient::etcd_forfeit_leadership() {
-    return blocking_first<machine::EtcdForfeitLeadershipResponse, std::string>(
-        m_impl, "EtcdForfeitLeadership", [](const auto& m) { return m.member(); },
-        [this](auto* ctx, auto* cq) {
-            return m_impl->machine->PrepareAsyncEtcdForfeitLeadership(
-                ctx, machine::EtcdForfeitLeadershipRequest(), cq);
         });
 }
 
@@ -331,18 +301,7 @@ Result<std::string> NodeClient::reset(const ResetOptions& options) {
         [&](auto* ctx, auto* cq) { return m_impl->machine->PrepareAsyncReset(ctx, req, cq); });
 }
 
-Result<machine::ApplyConfiguration> NodeClient::apply_configuration(const std::string& config,
-                                                                    ApplyMode mode, bool dry_run) {
-    machine::ApplyConfigurationRequest req;
-    req.set_data(config);
-    req.set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(mode));
-    req.set_dry_run(dry_run);
-    return blocking_first<machine::ApplyConfigurationResponse, machine::ApplyConfiguration>(
-        m_impl, "ApplyConfiguration", [](const auto& m) { return m; },
-        [&](auto* ctx, auto* cq) {
-            return m_impl->machine->PrepareAsyncApplyConfiguration(ctx, req, cq);
-        });
-}
+// Asynchronous only: the node check runs its dry runs on loops.
 
 void NodeClient::dry_run_configuration(Loop& loop, const std::string& config,
                                        Done<DryRunAnswer> done) {
@@ -358,11 +317,6 @@ void NodeClient::dry_run_configuration(Loop& loop, const std::string& config,
         std::move(done), [&](auto* ctx, auto* cq) {
             return m_impl->machine->PrepareAsyncApplyConfiguration(ctx, req, cq);
         });
-}
-
-Result<DryRunAnswer> NodeClient::dry_run_configuration(const std::string& config) {
-    return blocking<DryRunAnswer>(
-        [&](Loop& l, auto done) { dry_run_configuration(l, config, std::move(done)); });
 }
 
 } // namespace ichor::talos

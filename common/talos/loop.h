@@ -3,8 +3,8 @@
 //
 // Why: a blocking call holds a thread and costs two thread switches, one to hand the reply from
 // gRPC's poller to the waiting thread and one back; over hundreds of nodes that was a large part
-// of inspect's CPU (bench/README.md). On a loop, the thread that runs it polls, reads and runs the
-// callbacks itself, and the calls of one node overlap on its connection.
+// of inspect's CPU (bench/HISTORY.md, "loops"). On a loop, the thread that runs it polls, reads and
+// runs the callbacks itself, and the calls of one node overlap on its connection.
 #pragma once
 
 #include <cstddef>
@@ -52,7 +52,7 @@ class Loop {
 
 // Spreads `items` calls over one loop per core, up to four and no more than `concurrency` or
 // `items`: a loop's thread does the TLS and parsing of its calls, so a second one shortened a
-// 256-node read by a sixth on two cores (bench/README.md); more loops than cores only add
+// 256-node read by a sixth on two cores (bench/HISTORY.md, "loops"); more loops than cores only add
 // switches. The `concurrency` slots are shared out between the loops. `drive(loop, slots)` runs
 // on each loop's own thread (the caller's for the last one): it starts up to `slots` operations
 // on `loop`, each taking the next item as one ends, then calls loop.run(), so that what it keeps

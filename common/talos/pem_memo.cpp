@@ -4,10 +4,10 @@
 // Why: gRPC 1.51 (Debian's) builds a new SSL_CTX for every channel and parses the talosconfig's
 // client certificate, key and CA from PEM each time. OpenSSL 3.0 runs every key it reads through
 // its decoder framework, which looks up every provider's decoders first: over 256 nodes that
-// parse was a tenth of inspect's CPU (bench/README.md). gRPC caches the context itself from 1.56
-// on; until Debian ships that, the process reads each distinct PEM block once and hands out new
-// references to the same object. Keys and certificates are immutable once read and reference
-// counted, and OpenSSL shares them between contexts and threads itself.
+// parse was a tenth of inspect's CPU (bench/HISTORY.md, "the PEM memo"). gRPC caches the context
+// itself from 1.56 on; until Debian ships that, the process reads each distinct PEM block once and
+// hands out new references to the same object. Keys and certificates are immutable once read and
+// reference counted, and OpenSSL shares them between contexts and threads itself.
 //
 // The wrappers keep the functions' contract exactly: the same object content, the same BIO
 // position afterwards (a cached block is consumed from the BIO as the real read would), and any

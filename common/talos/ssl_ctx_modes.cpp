@@ -8,7 +8,7 @@
 // exactly the certificates it was given, never a chain it built; gRPC sends any further blocks of
 // the talosconfig's `crt` as the extra chain, which this mode leaves alone. So the suite sends
 // what talosctl sends, without the work (about 5% of inspect's client CPU over 256 direct nodes,
-// bench/README.md).
+// bench/HISTORY.md, "SSL_MODE_NO_AUTO_CHAIN").
 #include <openssl/ssl.h>
 
 extern "C" {

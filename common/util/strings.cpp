@@ -139,7 +139,8 @@ std::string hex(std::string_view bytes) {
 
 std::string sha256_digest(std::string_view data) {
     // Fetched once: EVP_sha256() makes OpenSSL 3 look the implementation up in its provider on
-    // every digest, three times the cost of hashing a secret of 64 bytes (bench/README.md).
+    // every digest, three times the cost of hashing a secret of 64 bytes
+    // (bench/HISTORY.md, "SHA-256 fetched once").
     static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;

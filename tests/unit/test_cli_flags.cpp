@@ -94,6 +94,17 @@ TEST_CASE("parse_tool: --help gives the help text, summary first, exit table las
     }
 }
 
+TEST_CASE("text_block: drops the newline a raw string opens with, and nothing else",
+          "[cli][flags]") {
+    CHECK(cli::text_block(R"(
+first line
+  second line
+)") == "first line\n  second line\n");
+    CHECK(cli::text_block("no newline first\n") == "no newline first\n");
+    CHECK(cli::text_block("\n\ntwo") == "\ntwo");
+    CHECK(cli::text_block("").empty());
+}
+
 TEST_CASE("parse_tool: --version gives the version line", "[cli][flags]") {
     auto p = parse_thing({"--version", "x"});
     REQUIRE(p.ok());

@@ -346,7 +346,7 @@ TEST_CASE("resource paths", "[kube][paths]") {
     CHECK(ichor_path("talosclusters", "ns") ==
           "/apis/ichor.maesh.dev/v1alpha1/namespaces/ns/talosclusters");
     CHECK(secret_path("ns", "bundle") == "/api/v1/namespaces/ns/secrets/bundle");
-    CHECK(events_path("ns") == "/api/v1/namespaces/ns/events");
+    CHECK(resource_path("", "v1", "events", "ns") == "/api/v1/namespaces/ns/events");
     CHECK(resource_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "x") ==
           "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x");
     CHECK(status_path(ichor_path("talosmachines", "n", "m")) ==

@@ -17,18 +17,23 @@ namespace {
 
 const cli::ToolInfo k_info{
     "credentials",
-    "Write a talosconfig for a cluster from its secrets bundle: an os:admin client certificate "
-    "signed by the cluster's Talos API CA.",
-    "kubectl ichor credentials NAME [-n NS] [--secrets-bundle FILE] [--endpoints ADDR,...]\n"
-    "      [--role os:admin] [--ttl 8760h] [--output-file FILE]",
-    "The bundle is the TalosCluster's bundle Secret, or --secrets-bundle FILE. The endpoints are\n"
-    "--endpoints (or --endpoint, repeated), else the addresses of the cluster's approved\n"
-    "control-plane TalosMachines. The file (default ./talosconfig-NAME) is written 0600 and\n"
-    "never over an existing file; the key is never printed. It talks to no node; the other\n"
-    "tools reach nodes through such an endpoint with --endpoints.\n",
-    "  kubectl ichor credentials prod\n"
-    "  kubectl ichor credentials prod --output-file ~/.talos/prod --endpoints 10.0.0.11\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod\n",
+    "Write a talosconfig for a cluster from its secrets bundle: "
+    "an os:admin client certificate signed by the cluster's Talos API CA.",
+    cli::text_block(R"(
+kubectl ichor credentials NAME [-n NS] [--secrets-bundle FILE] [--endpoints ADDR,...]
+      [--role os:admin] [--ttl 8760h] [--output-file FILE])"),
+    cli::text_block(R"(
+The bundle is the TalosCluster's bundle Secret, or --secrets-bundle FILE. The endpoints are
+--endpoints (or --endpoint, repeated), else the addresses of the cluster's approved
+control-plane TalosMachines. The file (default ./talosconfig-NAME) is written 0600 and
+never over an existing file; the key is never printed. It talks to no node; the other
+tools reach nodes through such an endpoint with --endpoints.
+)"),
+    cli::text_block(R"(
+  kubectl ichor credentials prod
+  kubectl ichor credentials prod --output-file ~/.talos/prod --endpoints 10.0.0.11
+  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod
+)"),
 };
 
 } // namespace

@@ -19,25 +19,27 @@ namespace {
 const cli::ToolInfo k_info{
     "discovery",
     "Add an address to a TalosCluster's discovery and say what becomes of the machine there.",
-    "kubectl ichor discovery add ADDRESS --cluster NAME [-n NS] [--talosconfig FILE]\n"
-    "      [-o yaml|json|table]",
-    "add: adds ADDRESS to the TalosCluster's spec.discovery.addresses (a JSON merge patch that\n"
-    "carries the object's resourceVersion; an address already listed is not written again), then\n"
-    "probes it with the inspect code. A machine in maintenance mode is discovery's: a pending\n"
-    "TalosMachine at its next pass, to approve. A machine that already runs a configuration is "
-    "not\n"
-    "enrolled by discovery; the result names both commands and when each applies:\n"
-    "  kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE\n"
-    "      when it carries this cluster's PKI (its cluster ID and Talos API CA): no reset;\n"
-    "  kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME\n"
-    "      when another cluster configured it (that cluster's talosconfig): a reset.\n"
-    "With a talosconfig of the cluster (kubectl ichor credentials NAME) and its bundle Secret, "
-    "the\n"
-    "trust check tells which one applies. A malformed address is refused before any write.\n",
-    "  kubectl ichor discovery add 10.0.0.31 --cluster prod\n"
-    "  kubectl ichor discovery add 10.0.0.21 --cluster prod --talosconfig talosconfig-prod -o "
-    "table\n"
-    "  kubectl ichor discovery add '[fd00::21]:50000' --cluster prod -n ops\n",
+    cli::text_block(R"(
+kubectl ichor discovery add ADDRESS --cluster NAME [-n NS] [--talosconfig FILE]
+      [-o yaml|json|table])"),
+    cli::text_block(R"(
+add: adds ADDRESS to the TalosCluster's spec.discovery.addresses (a JSON merge patch that
+carries the object's resourceVersion; an address already listed is not written again), then
+probes it with the inspect code. A machine in maintenance mode is discovery's: a pending
+TalosMachine at its next pass, to approve. A machine that already runs a configuration is not
+enrolled by discovery; the result names both commands and when each applies:
+  kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE
+      when it carries this cluster's PKI (its cluster ID and Talos API CA): no reset;
+  kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME
+      when another cluster configured it (that cluster's talosconfig): a reset.
+With a talosconfig of the cluster (kubectl ichor credentials NAME) and its bundle Secret, the
+trust check tells which one applies. A malformed address is refused before any write.
+)"),
+    cli::text_block(R"(
+  kubectl ichor discovery add 10.0.0.31 --cluster prod
+  kubectl ichor discovery add 10.0.0.21 --cluster prod --talosconfig talosconfig-prod -o table
+  kubectl ichor discovery add '[fd00::21]:50000' --cluster prod -n ops
+)"),
 };
 
 } // namespace

@@ -19,39 +19,41 @@ namespace {
 const cli::ToolInfo k_info{
     "drift",
     "Plan the adoption of trusted nodes: the objects to create, and each node's drift by class.",
-    "kubectl ichor drift --cluster NAME [-n NS] [-f FILE|-] [--secrets-bundle FILE]\n"
-    "      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table|objects]\n"
-    "      [--node-check --talosconfig FILE]",
-    "Reads Inspections checked by kubectl ichor trustcheck and renders each node's configuration\n"
-    "from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's "
-    "version\n"
-    "contract. The node's live configuration is compared with the render, whatever its layout:\n"
-    "class A drift (sysctls, kernel modules, install extras, registries the cluster does not set,\n"
-    "certificate SANs, subnets) is captured into one TalosConfigPatch <machine>-adopted; class B\n"
-    "(what Ichor owns) is listed, and adopting it needs consent; class C blocks the machine, with "
-    "a\n"
-    "hint (docs/drift-rules.md). Role, install disk, image and wipe come from the node.\n"
-    "\n"
-    "The plan keeps the Inspections and adds, for each machine that is not blocked, the\n"
-    "TalosMachine (approved, held) and its TalosConfigPatch exactly as they would be created;\n"
-    "nothing is written. A node that is already a TalosMachine is skipped. The cluster, patches\n"
-    "and machines are read from the Kubernetes API, or offline from --cluster-file and\n"
-    "--patches-file (TalosConfigPatch and TalosMachine objects) with --secrets-bundle.\n"
-    "--add-machine words the outcome as kubectl ichor adopt --add-machine does: a run with no\n"
-    "writable machine is refused. -o objects prints the planned objects alone, as a v1 List for\n"
-    "kubectl diff and kubectl apply; the refusals are then printed on stderr.\n"
-    "--node-check then sends each planned machine's configuration, every patch applied, to its\n"
-    "node with ApplyConfiguration in dry-run mode (as talosctl apply-config --dry-run): the node\n"
-    "validates it with Talos's own code and answers with the changes it would make; nothing is\n"
-    "applied. A configuration the node rejects blocks the machine with the node's words; changes\n"
-    "that disagree with the class B list are a warning (docs/stream.md, \"Node check\").\n",
-    "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod "
-    "\\\n"
-    "      | kubectl ichor drift --cluster prod > plan.yaml\n"
-    "  kubectl ichor drift --cluster prod -f trusted.yaml -o table\n"
-    "  kubectl ichor drift --cluster prod -f trusted.yaml -o objects | kubectl diff -f -\n"
-    "  kubectl ichor drift --cluster prod -f trusted.yaml --cluster-file prod.yaml \\\n"
-    "      --patches-file patches.yaml --secrets-bundle prod-secrets.yaml\n",
+    cli::text_block(R"(
+kubectl ichor drift --cluster NAME [-n NS] [-f FILE|-] [--secrets-bundle FILE]
+      [--cluster-file FILE --patches-file FILE] [--add-machine] [-o yaml|json|table|objects]
+      [--node-check --talosconfig FILE])"),
+    cli::text_block(R"(
+Reads Inspections checked by kubectl ichor trustcheck and renders each node's configuration
+from the TalosCluster, its TalosConfigPatches and the secrets bundle, at the cluster's version
+contract. The node's live configuration is compared with the render, whatever its layout:
+class A drift (sysctls, kernel modules, install extras, registries the cluster does not set,
+certificate SANs, subnets) is captured into one TalosConfigPatch <machine>-adopted; class B
+(what Ichor owns) is listed, and adopting it needs consent; class C blocks the machine, with a
+hint (docs/drift-rules.md). Role, install disk, image and wipe come from the node.
+
+The plan keeps the Inspections and adds, for each machine that is not blocked, the
+TalosMachine (approved, held) and its TalosConfigPatch exactly as they would be created;
+nothing is written. A node that is already a TalosMachine is skipped. The cluster, patches
+and machines are read from the Kubernetes API, or offline from --cluster-file and
+--patches-file (TalosConfigPatch and TalosMachine objects) with --secrets-bundle.
+--add-machine words the outcome as kubectl ichor adopt --add-machine does: a run with no
+writable machine is refused. -o objects prints the planned objects alone, as a v1 List for
+kubectl diff and kubectl apply; the refusals are then printed on stderr.
+--node-check then sends each planned machine's configuration, every patch applied, to its
+node with ApplyConfiguration in dry-run mode (as talosctl apply-config --dry-run): the node
+validates it with Talos's own code and answers with the changes it would make; nothing is
+applied. A configuration the node rejects blocks the machine with the node's words; changes
+that disagree with the class B list are a warning (docs/stream.md, "Node check").
+)"),
+    cli::text_block(R"(
+  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod \
+      | kubectl ichor drift --cluster prod > plan.yaml
+  kubectl ichor drift --cluster prod -f trusted.yaml -o table
+  kubectl ichor drift --cluster prod -f trusted.yaml -o objects | kubectl diff -f -
+  kubectl ichor drift --cluster prod -f trusted.yaml --cluster-file prod.yaml \
+      --patches-file patches.yaml --secrets-bundle prod-secrets.yaml
+)"),
 };
 
 struct Sources {

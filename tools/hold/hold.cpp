@@ -19,29 +19,30 @@ namespace {
 const cli::ToolInfo k_info{
     "hold",
     "Write a plan as held machines, release them after a live zero-drift check, or abort.",
-    "kubectl ichor hold apply [-f PLAN|-] --talosconfig FILE [--yes] [--backup-dir DIR]\n"
-    "  kubectl ichor hold release --cluster NAME --talosconfig FILE [--machine NAME...] [--timeout "
-    "15m]\n"
-    "  kubectl ichor hold abort --cluster NAME [--machine NAME...]",
-    "apply: a machine the plan refused or blocked is named and not written, the others are (exit\n"
-    "5); a plan whose own refusal stops it is refused. Lists the class B changes and asks for "
-    "consent\n"
-    "(typed on the terminal, or --yes); reads each machine's configuration again and refuses a\n"
-    "stale plan (a node, the TalosCluster or a patch changed since the plan), naming what "
-    "changed;\n"
-    "saves each configuration as the node returned it, secrets included, to --backup-dir (0700,\n"
-    "files 0600); then creates each TalosMachine approved and held\n"
-    "(ichor.maesh.dev/hold-apply) and its patches. A rerun of the same plan converges.\n"
-    "release: for held machines, control planes first, one at a time: inspect the node again, "
-    "check\n"
-    "its trust, plan it with every patch (only consented class B may remain), remove the hold,\n"
-    "wait until Ready without AdoptionHeld. A machine that fails is named; the others go on.\n"
-    "abort: removes held machines and their patches that this suite created (allow-delete first);\n"
-    "touches no node.\n",
-    "  kubectl ichor drift --cluster prod -f trusted.yaml > plan.yaml\n"
-    "  kubectl ichor hold apply -f plan.yaml --talosconfig talosconfig-prod\n"
-    "  kubectl ichor hold release --cluster prod --talosconfig talosconfig-prod\n"
-    "  kubectl ichor hold abort --cluster prod --machine prod-w-2\n",
+    cli::text_block(R"(
+kubectl ichor hold apply [-f PLAN|-] --talosconfig FILE [--yes] [--backup-dir DIR]
+  kubectl ichor hold release --cluster NAME --talosconfig FILE [--machine NAME...] [--timeout 15m]
+  kubectl ichor hold abort --cluster NAME [--machine NAME...])"),
+    cli::text_block(R"(
+apply: a machine the plan refused or blocked is named and not written, the others are (exit
+5); a plan whose own refusal stops it is refused. Lists the class B changes and asks for consent
+(typed on the terminal, or --yes); reads each machine's configuration again and refuses a
+stale plan (a node, the TalosCluster or a patch changed since the plan), naming what changed;
+saves each configuration as the node returned it, secrets included, to --backup-dir (0700,
+files 0600); then creates each TalosMachine approved and held
+(ichor.maesh.dev/hold-apply) and its patches. A rerun of the same plan converges.
+release: for held machines, control planes first, one at a time: inspect the node again, check
+its trust, plan it with every patch (only consented class B may remain), remove the hold,
+wait until Ready without AdoptionHeld. A machine that fails is named; the others go on.
+abort: removes held machines and their patches that this suite created (allow-delete first);
+touches no node.
+)"),
+    cli::text_block(R"(
+  kubectl ichor drift --cluster prod -f trusted.yaml > plan.yaml
+  kubectl ichor hold apply -f plan.yaml --talosconfig talosconfig-prod
+  kubectl ichor hold release --cluster prod --talosconfig talosconfig-prod
+  kubectl ichor hold abort --cluster prod --machine prod-w-2
+)"),
 };
 
 } // namespace

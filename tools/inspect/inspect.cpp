@@ -15,29 +15,32 @@ namespace {
 
 const cli::ToolInfo k_info{
     "inspect",
-    "Read Talos nodes over their API: identity, configuration (secrets digested), facts, etcd, "
-    "volumes.",
-    "kubectl ichor inspect ADDRESS... [--talosconfig FILE] [--context NAME] [--call-timeout 20s]\n"
-    "      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table|objects]\n"
-    "      [--jq EXPR]\n"
-    "  kubectl ichor inspect -f INSPECTIONS.yaml -o table",
-    "ADDRESS is host or host:port (port 50000 by default); each node is dialled directly with the\n"
-    "talosconfig's credential (--talosconfig, else $TALOSCONFIG, else ~/.talos/config). Every "
-    "call\n"
-    "gives up after --call-timeout; nodes are read in parallel. A node whose certificate is not\n"
-    "signed by the talosconfig's CA is probed without a certificate: a node in maintenance mode\n"
-    "answers (mode maintenance, its fingerprint recorded), another cluster's does not (mode\n"
-    "configured, TLS unknown authority). --insecure reads maintenance-mode nodes directly;\n"
-    "--cert-fingerprint pins their certificate.\n",
-    "  # one worker and one control plane, as a table\n"
-    "  kubectl ichor inspect 10.0.0.21 10.0.0.11 --talosconfig ./talosconfig -o table\n"
-    "  # every node's UUID\n"
-    "  kubectl ichor inspect 10.0.0.21 10.0.0.22 --jq '.items[] | [.spec.address, "
-    ".status.identity.uuid] | @tsv'\n"
-    "  # a node in maintenance mode, pinned\n"
-    "  kubectl ichor inspect 10.0.0.31 --insecure --cert-fingerprint 'abc...='\n"
-    "  # into the next stage\n"
-    "  kubectl ichor inspect 10.0.0.21 | kubectl ichor trustcheck --cluster prod\n",
+    "Read Talos nodes over their API: "
+    "identity, configuration (secrets digested), facts, etcd, volumes.",
+    cli::text_block(R"(
+kubectl ichor inspect ADDRESS... [--talosconfig FILE] [--context NAME] [--call-timeout 20s]
+      [--concurrency N] [--insecure] [--cert-fingerprint FP] [-o yaml|json|table|objects]
+      [--jq EXPR]
+  kubectl ichor inspect -f INSPECTIONS.yaml -o table)"),
+    cli::text_block(R"(
+ADDRESS is host or host:port (port 50000 by default); each node is dialled directly with the
+talosconfig's credential (--talosconfig, else $TALOSCONFIG, else ~/.talos/config). Every call
+gives up after --call-timeout; nodes are read in parallel. A node whose certificate is not
+signed by the talosconfig's CA is probed without a certificate: a node in maintenance mode
+answers (mode maintenance, its fingerprint recorded), another cluster's does not (mode
+configured, TLS unknown authority). --insecure reads maintenance-mode nodes directly;
+--cert-fingerprint pins their certificate.
+)"),
+    cli::text_block(R"(
+  # one worker and one control plane, as a table
+  kubectl ichor inspect 10.0.0.21 10.0.0.11 --talosconfig ./talosconfig -o table
+  # every node's UUID
+  kubectl ichor inspect 10.0.0.21 10.0.0.22 --jq '.items[] | [.spec.address, .status.identity.uuid] | @tsv'
+  # a node in maintenance mode, pinned
+  kubectl ichor inspect 10.0.0.31 --insecure --cert-fingerprint 'abc...='
+  # into the next stage
+  kubectl ichor inspect 10.0.0.21 | kubectl ichor trustcheck --cluster prod
+)"),
 };
 
 } // namespace

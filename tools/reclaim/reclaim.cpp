@@ -18,52 +18,54 @@ namespace {
 
 const cli::ToolInfo k_info{
     "reclaim",
-    "Reset a machine that another cluster configured, and register it as a pending "
-    "TalosMachine.",
-    "kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME [-n NS]\n"
-    "      [--force-ungraceful] [--confirm-uuid UUID [--confirm-serial SERIAL]]\n"
-    "      [--wait-timeout 15m] [--call-timeout 20s]",
-    "Steps: inspect the node with the talosconfig of the cluster that configured it (every\n"
-    "call gives up after --call-timeout); assess; confirm by typing the node's UUID on the\n"
-    "terminal (or --confirm-uuid; without a terminal the flag is required); reset STATE and\n"
-    "EPHEMERAL with a reboot, graceful unless assessed otherwise; wait for maintenance mode\n"
-    "(--wait-timeout) and print the node's new maintenance certificate fingerprint; register it\n"
-    "in --cluster: a new pending TalosMachine; a pending one with the same UUID, serial and MAC\n"
-    "addresses is left to discovery, which re-records its fingerprint, disks and links at its "
-    "next\n"
-    "pass (reclaim writes no status and no Event; the address must be in "
-    "spec.discovery.addresses:\n"
-    "kubectl ichor discovery add ADDRESS --cluster NAME). Approved and rejected machines are "
-    "never\n"
-    "changed; nothing is deleted. A UUID that cannot identify one machine (all zeros, a\n"
-    "firmware placeholder, shared with another TalosMachine) is confirmed with the serial\n"
-    "number as well (--confirm-serial).\n"
-    "\n"
-    "Refused before anything is reset (exit 1; docs/reclaim.md has every text):\n"
-    "  an Ichor machine    ADDRESS: is an Ichor machine: TalosMachine NAME of cluster \"C\" is\n"
-    "                      approved with its UUID U; reclaim does not reset a machine Ichor\n"
-    "                      manages\n"
-    "  quorum break        ADDRESS: a reset would break the etcd quorum of cluster \"X\": after\n"
-    "                      it leaves, N members remain and need Q started, but only H answer\n"
-    "                      (not answering: ...)\n"
-    "  last control plane  ADDRESS: is the last control plane of cluster \"X\" (its only etcd\n"
-    "                      member); a reset would end that cluster\n"
-    "  etcd not answering  ADDRESS: refusing a graceful reset: etcd of cluster \"X\" is not\n"
-    "                      running or not answering (REASON); a graceful reset must leave etcd\n"
-    "                      first. With --force-ungraceful it goes on with the warning: cluster\n"
-    "                      \"X\" is treated as not existing, so its quorum cannot be checked and\n"
-    "                      the reset is not graceful\n"
-    "  wrong confirmation  ADDRESS: the UUID typed (T) is not the node's (U); nothing was reset\n"
-    "A node of a cluster Ichor manages with no approved TalosMachine is a warning, not a\n"
-    "refusal (kubectl ichor adopt --cluster NAME --add-machine ADDRESS adds it without a reset).\n"
-    "\n"
-    "stdout: a ResourceList with the TalosMachine as registered and the findings; steps,\n"
-    "warnings and errors on stderr, progress on the terminal only.\n",
-    "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./lab-b-talosconfig --cluster prod\n"
-    "  # a foreign cluster that is gone (etcd not running): no graceful reset is possible\n"
-    "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --force-ungraceful\n"
-    "  # from a script: no terminal, so the UUID is passed\n"
-    "  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --confirm-uuid 4c4c...\n",
+    "Reset a machine that another cluster configured, "
+    "and register it as a pending TalosMachine.",
+    cli::text_block(R"(
+kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME [-n NS]
+      [--force-ungraceful] [--confirm-uuid UUID [--confirm-serial SERIAL]]
+      [--wait-timeout 15m] [--call-timeout 20s])"),
+    cli::text_block(R"(
+Steps: inspect the node with the talosconfig of the cluster that configured it (every
+call gives up after --call-timeout); assess; confirm by typing the node's UUID on the
+terminal (or --confirm-uuid; without a terminal the flag is required); reset STATE and
+EPHEMERAL with a reboot, graceful unless assessed otherwise; wait for maintenance mode
+(--wait-timeout) and print the node's new maintenance certificate fingerprint; register it
+in --cluster: a new pending TalosMachine; a pending one with the same UUID, serial and MAC
+addresses is left to discovery, which re-records its fingerprint, disks and links at its next
+pass (reclaim writes no status and no Event; the address must be in spec.discovery.addresses:
+kubectl ichor discovery add ADDRESS --cluster NAME). Approved and rejected machines are never
+changed; nothing is deleted. A UUID that cannot identify one machine (all zeros, a
+firmware placeholder, shared with another TalosMachine) is confirmed with the serial
+number as well (--confirm-serial).
+
+Refused before anything is reset (exit 1; docs/reclaim.md has every text):
+  an Ichor machine    ADDRESS: is an Ichor machine: TalosMachine NAME of cluster "C" is
+                      approved with its UUID U; reclaim does not reset a machine Ichor
+                      manages
+  quorum break        ADDRESS: a reset would break the etcd quorum of cluster "X": after
+                      it leaves, N members remain and need Q started, but only H answer
+                      (not answering: ...)
+  last control plane  ADDRESS: is the last control plane of cluster "X" (its only etcd
+                      member); a reset would end that cluster
+  etcd not answering  ADDRESS: refusing a graceful reset: etcd of cluster "X" is not
+                      running or not answering (REASON); a graceful reset must leave etcd
+                      first. With --force-ungraceful it goes on with the warning: cluster
+                      "X" is treated as not existing, so its quorum cannot be checked and
+                      the reset is not graceful
+  wrong confirmation  ADDRESS: the UUID typed (T) is not the node's (U); nothing was reset
+A node of a cluster Ichor manages with no approved TalosMachine is a warning, not a
+refusal (kubectl ichor adopt --cluster NAME --add-machine ADDRESS adds it without a reset).
+
+stdout: a ResourceList with the TalosMachine as registered and the findings; steps,
+warnings and errors on stderr, progress on the terminal only.
+)"),
+    cli::text_block(R"(
+  kubectl ichor reclaim 10.0.0.21 --talosconfig ./lab-b-talosconfig --cluster prod
+  # a foreign cluster that is gone (etcd not running): no graceful reset is possible
+  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --force-ungraceful
+  # from a script: no terminal, so the UUID is passed
+  kubectl ichor reclaim 10.0.0.21 --talosconfig ./tc --cluster prod --confirm-uuid 4c4c...
+)"),
 };
 
 std::string machine_table(const doc::ResourceList& list, bool /*color*/) {

@@ -16,20 +16,24 @@ namespace {
 const cli::ToolInfo k_info{
     "trustcheck",
     "Check that each inspected node carries the cluster's CAs: its cluster ID and Talos API CA.",
-    "kubectl ichor trustcheck --cluster NAME [-n NS] [--secrets-bundle FILE |\n"
-    "      --recover-secrets --recover-from ADDRESS --talosconfig FILE] [-f FILE|-]\n"
-    "      [-o yaml|json|table|objects]",
-    "Reads Inspections (from kubectl ichor inspect) and adds status.trust to each. The bundle is\n"
-    "--secrets-bundle FILE, or rebuilt from a control plane's configuration with "
-    "--recover-secrets\n"
-    "--recover-from ADDRESS (no file unless --recover-to FILE: written 0600, never over a file),\n"
-    "or else the TalosCluster's own bundle Secret. A node of another cluster, one whose\n"
-    "certificate the talosconfig's CA does not sign, one in maintenance mode, or one that could\n"
-    "not be read is refused (nothing was written); the result names the command that applies.\n",
-    "  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod\n"
-    "  kubectl ichor trustcheck --cluster prod -f inspections.yaml -o table\n"
-    "  kubectl ichor trustcheck --cluster prod --recover-secrets --recover-from 10.0.0.11 \\\n"
-    "      --talosconfig tc --recover-to prod-secrets.yaml -f inspections.yaml\n",
+    cli::text_block(R"(
+kubectl ichor trustcheck --cluster NAME [-n NS] [--secrets-bundle FILE |
+      --recover-secrets --recover-from ADDRESS --talosconfig FILE] [-f FILE|-]
+      [-o yaml|json|table|objects])"),
+    cli::text_block(R"(
+Reads Inspections (from kubectl ichor inspect) and adds status.trust to each. The bundle is
+--secrets-bundle FILE, or rebuilt from a control plane's configuration with --recover-secrets
+--recover-from ADDRESS (no file unless --recover-to FILE: written 0600, never over a file),
+or else the TalosCluster's own bundle Secret. A node of another cluster, one whose
+certificate the talosconfig's CA does not sign, one in maintenance mode, or one that could
+not be read is refused (nothing was written); the result names the command that applies.
+)"),
+    cli::text_block(R"(
+  kubectl ichor inspect 10.0.0.21 --talosconfig tc | kubectl ichor trustcheck --cluster prod
+  kubectl ichor trustcheck --cluster prod -f inspections.yaml -o table
+  kubectl ichor trustcheck --cluster prod --recover-secrets --recover-from 10.0.0.11 \
+      --talosconfig tc --recover-to prod-secrets.yaml -f inspections.yaml
+)"),
 };
 
 } // namespace

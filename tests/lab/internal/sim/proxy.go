@@ -143,7 +143,7 @@ func (rawCodec) Name() string { return "proto" }
 // rawReply is a forwarded reply as its target sent it. The node's server writes it as it is
 // (serverCodec), as apid's grpc-proxy passes frames through: decoding every forwarded reply into
 // its type only for gRPC to encode it again cost the simulator CPU that the readers it serves
-// then waited for (bench/README.md).
+// then waited for (bench/HISTORY.md, "the lab's forwarder").
 type rawReply struct{ b []byte }
 
 // serverCodec is gRPC's proto codec, except that a rawReply is sent as its bytes.
