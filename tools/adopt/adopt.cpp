@@ -352,16 +352,15 @@ stages::Outcome release_only(const Options& o, Context& c, const doc::ResourceLi
     doc::ResourceList out;
     stages::Outcome release;
     if (!held.empty()) {
-        cli::Progress progress(s);
-        progress.announce("Release " + util::join(held, ", ") +
-                          ", held by an earlier run, after the zero-drift check");
+        cli::StreamReporter report(s, "adopt");
+        report.step("Release " + util::join(held, ", ") +
+                    ", held by an earlier run, after the zero-drift check");
         auto ro =
             stages::release_options(*c.objects, o.kube.cluster, held, c.talos, c.talosconfig_path,
                                     o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
-        ro.progress = [&progress](std::string_view m) { progress.update(m); };
-        ro.say = [&progress](std::string_view m) { progress.announce(m); };
+        ro.report = &report;
         release = stages::hold_release(out, ro);
-        progress.done();
+        report.end_status();
         if (release.error) {
             return release;
         }
@@ -387,12 +386,11 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
         return stages::failed(st.error());
     }
-    cli::Progress progress(s);
-    stages::ApplyOptions ao{c.objects.get(), o.backup_dir, util::now_rfc3339(),
-                            [&progress](std::string_view m) { progress.announce(m); }};
+    cli::StreamReporter report(s, "adopt");
+    stages::ApplyOptions ao{c.objects.get(), o.backup_dir, util::now_rfc3339(), &report};
     auto ep = o.talos.endpoint_for(c.talos);
     if (!ep) {
-        progress.done();
+        report.end_status();
         return stages::failed(ep.error());
     }
     ao.read_config = stages::config_reader(c.talos, *ep, o.talos.call_timeout_ms);
@@ -402,7 +400,7 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
     doc::ResourceList applied = std::move(plan);
     stages::Outcome apply = stages::hold_apply(applied, ao);
     if (apply.error) {
-        progress.done();
+        report.end_status();
         return apply;
     }
     names.insert(names.end(), held.begin(), held.end());
@@ -410,11 +408,10 @@ stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceLis
         stages::release_options(*c.objects, o.kube.cluster, names, c.talos, c.talosconfig_path,
                                 o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
     ro.inspect.endpoint = c.endpoint;
-    ro.progress = [&progress](std::string_view m) { progress.update(m); };
-    ro.say = [&progress](std::string_view m) { progress.announce(m); };
+    ro.report = &report;
     doc::ResourceList out;
     stages::Outcome release = stages::hold_release(out, ro);
-    progress.done();
+    report.end_status();
     if (release.error) {
         return release;
     }

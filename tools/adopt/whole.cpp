@@ -423,7 +423,7 @@ bool node_ready(const doc::Value& node) {
 }
 
 // Waits until every Node is Ready (no CNI: Ichor's Cilium is being installed).
-Status wait_nodes_ready(kube::Client& k, std::int64_t timeout_ms, cli::Progress& progress) {
+Status wait_nodes_ready(kube::Client& k, std::int64_t timeout_ms, stages::Reporter& report) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     std::vector<std::string> waiting;
     do {
@@ -438,11 +438,11 @@ Status wait_nodes_ready(kube::Client& k, std::int64_t timeout_ms, cli::Progress&
             }
         }
         if (waiting.empty()) {
-            progress.announce("cni: Ichor's Cilium runs; every Node is Ready");
+            report.step("cni: Ichor's Cilium runs; every Node is Ready");
             return ok_status();
         }
-        progress.update("cni: waiting for Ichor's Cilium: " + util::join(waiting, ", ") +
-                        " not Ready");
+        report.status("cni: waiting for Ichor's Cilium: " + util::join(waiting, ", ") +
+                      " not Ready");
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     } while (std::chrono::steady_clock::now() < deadline);
     return make_error(ErrorKind::Unreachable,
@@ -478,11 +478,11 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
     if (auto st = cli::obtain_consent(s, what, lines, o.yes); !st) {
         return stages::failed(st.error());
     }
-    cli::Progress progress(s);
+    cli::StreamReporter report(s, "adopt");
     stages::ApplyOptions ao{w.objects.get(),
                             o.backup_dir,
                             util::now_rfc3339(),
-                            [&progress](std::string_view m) { progress.announce(m); },
+                            &report,
                             stages::config_reader(w.talos, w.endpoint, o.talos.call_timeout_ms),
                             &w.bundle};
     ao.read_concurrency = o.talos.concurrency;
@@ -500,25 +500,24 @@ stages::Outcome apply_and_release(const Options& o, Whole& w, doc::ResourceList 
     applied.results = kept;
     stages::Outcome apply = stages::hold_apply(applied, ao);
     if (apply.error) {
-        progress.done();
+        report.end_status();
         return apply;
     }
     if (w.cni_install) {
         // Ichor's Cilium goes in once the TalosCluster exists (the ichor-cni Job); a hold is
         // released only onto a network that works.
-        if (auto st = wait_nodes_ready(*w.kube, o.timeout_ms, progress); !st) {
-            progress.done();
+        if (auto st = wait_nodes_ready(*w.kube, o.timeout_ms, report); !st) {
+            report.end_status();
             return stages::failed(st.error());
         }
     }
     auto ro = stages::release_options(*w.objects, cluster, names, w.talos, w.talosconfig_path,
                                       o.talos.call_timeout_ms, w.bundle, w.cluster, o.timeout_ms);
     ro.parallel = o.parallel;
-    ro.progress = [&progress](std::string_view m) { progress.update(m); };
-    ro.say = [&progress](std::string_view m) { progress.announce(m); };
+    ro.report = &report;
     doc::ResourceList out;
     stages::Outcome release = stages::hold_release(out, ro);
-    progress.done();
+    report.end_status();
     if (release.error) {
         return release;
     }
