@@ -1,5 +1,7 @@
 #include "common/cli/progress.h"
 
+#include "common/cli/errors.h"
+
 #include <ostream>
 
 namespace ichor::cli {
@@ -31,6 +33,11 @@ void Progress::announce(std::string_view line) {
     done();
     m_s.err << line << '\n';
     m_s.err.flush();
+}
+
+void StreamReporter::warning(std::string_view line) {
+    m_p.done(); // the warning stays; the transient line it would run into goes
+    report_warning(m_s, m_verb, line);
 }
 
 } // namespace ichor::cli

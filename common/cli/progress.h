@@ -4,7 +4,9 @@
 #pragma once
 
 #include "common/cli/streams.h"
+#include "common/stages/reporter.h"
 
+#include <string>
 #include <string_view>
 
 namespace ichor::cli {
@@ -23,6 +25,23 @@ class Progress {
   private:
     Streams& m_s;
     bool m_open = false;
+};
+
+// The stages' reporter on the process's streams: status lines as Progress::update (a terminal
+// only), steps as Progress::announce, warnings as report_warning for the tool `verb` (the status
+// line cleared first).
+class StreamReporter final : public stages::Reporter {
+  public:
+    StreamReporter(Streams& s, std::string verb) : m_s(s), m_verb(std::move(verb)), m_p(s) {}
+    void status(std::string_view line) override { m_p.update(line); }
+    void end_status() override { m_p.done(); }
+    void step(std::string_view line) override { m_p.announce(line); }
+    void warning(std::string_view line) override;
+
+  private:
+    Streams& m_s;
+    std::string m_verb;
+    Progress m_p;
 };
 
 } // namespace ichor::cli

@@ -5,6 +5,7 @@
 #include "common/talos/client.h"
 #include "common/talos/errors.h"
 #include "common/talos/loop.h"
+#include "common/talos/reach.h"
 
 #include <algorithm>
 #include <atomic>
@@ -26,10 +27,10 @@ class NodeInspection {
   public:
     using Finished = std::function<void(Value item, Value results)>;
 
-    NodeInspection(const talos::Address& a, const RunContext& run, const talos::Endpoint* endpoint,
+    NodeInspection(const talos::Address& a, const RunContext& run, const talos::Reach* reach,
                    talos::Loop& loop, Finished finished)
-        : m_run(run), m_endpoint(endpoint), m_loop(loop),
-          m_finished(std::move(finished)), m_r{a, skeleton(a, run)} {}
+        : m_run(run), m_reach(reach), m_endpoint(reach != nullptr ? reach->endpoint() : nullptr),
+          m_loop(loop), m_finished(std::move(finished)), m_r{a, skeleton(a, run)} {}
 
     void start() { start_version(); }
 
@@ -49,10 +50,8 @@ class NodeInspection {
         if (m_insecure) {
             m_client.emplace(m_r.address, talos::insecure(s.fingerprints, s.call_timeout_ms));
             at(f::k_tls_outcome) = s.fingerprints.empty() ? f::tls::k_insecure : f::tls::k_pinned;
-        } else if (m_endpoint != nullptr) {
-            m_client.emplace(*m_endpoint, m_r.address.host); // apid adds the port itself
         } else {
-            m_client.emplace(m_r.address, talos::mutual_tls(*s.context, s.call_timeout_ms));
+            m_client.emplace(m_reach->client(m_r.address));
         }
         m_client->version(m_loop,
                           [this](Result<machine::Version> v) { after_version(std::move(v)); });
@@ -311,7 +310,8 @@ class NodeInspection {
     }
 
     const RunContext& m_run;
-    const talos::Endpoint* m_endpoint; // null: dialled directly
+    const talos::Reach* m_reach;       // the configured reads' reach (null: insecure)
+    const talos::Endpoint* m_endpoint; // its endpoint; null: dialled directly
     talos::Loop& m_loop;
     Finished m_finished;
     NodeReading m_r;
@@ -333,11 +333,11 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
     std::vector<NodeReport> out(addresses.size());
     // Through an endpoint, one channel for every node on every loop: one handshake for the
     // cluster (gRPC channels may be shared between threads).
-    std::optional<talos::Endpoint> endpoint;
-    if (s.endpoint && s.context && !s.insecure) {
-        endpoint.emplace(*s.endpoint, talos::mutual_tls(*s.context, s.call_timeout_ms));
+    std::optional<talos::Reach> reach;
+    if (s.context && !s.insecure) {
+        reach.emplace(talos::mutual_tls(*s.context, s.call_timeout_ms), s.endpoint);
     }
-    const talos::Endpoint* ep = endpoint ? &*endpoint : nullptr;
+    const talos::Reach* ep = reach ? &*reach : nullptr;
     std::atomic<std::size_t> next{0};
     talos::run_on_loops(s.concurrency, addresses.size(), [&](talos::Loop& loop, int share) {
         std::vector<std::unique_ptr<NodeInspection>> nodes;

@@ -8,6 +8,7 @@
 #include "common/talos/address.h"
 #include "common/talos/client.h"
 #include "common/talos/loop.h"
+#include "common/talos/reach.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
@@ -255,6 +256,13 @@ Result<std::vector<std::string>> changed_objects(const doc::ResourceList& plan, 
     return changed;
 }
 
+// A step for the user, when there is someone to tell.
+void step(Reporter* report, std::string_view line) {
+    if (report != nullptr) {
+        report->step(line);
+    }
+}
+
 // Each address's configuration, in the order given, up to o.read_concurrency at a time: one
 // after the other, 256 nodes took a third of hold apply's wall time (bench/README.md).
 std::vector<Result<std::string>> read_configs(const std::vector<talos::Address>& addresses,
@@ -381,8 +389,8 @@ Status write_backups(const std::vector<FreshConfig>& fresh, const ApplyOptions& 
         if (!st) {
             return st.error().wrap("backup of " + f.address);
         }
-        o.say("saved the configuration of " + f.address + " as the node returned it to " + path +
-              " (0600); it holds the machine's secrets: keep it safe");
+        step(o.report, "saved the configuration of " + f.address + " as the node returned it to " +
+                           path + " (0600); it holds the machine's secrets: keep it safe");
     }
     // Every backup, and the folder's entries for them, on disk before the first write.
     if (auto st = util::sync_filesystem(o.backup_dir); !st) {
@@ -543,13 +551,13 @@ void report(Written& w, const Value& item, const std::string& default_ns, doc::R
         return;
     case Written::End::Created:
         ++out.done;
-        o.say("created " + what);
+        step(o.report, "created " + what);
         list.items.push_back(std::move(w.obj));
         return;
     case Written::End::Existing:
         ++out.done;
         ++out.skipped;
-        o.say(what + " already exists from this plan");
+        step(o.report, what + " already exists from this plan");
         list.items.push_back(std::move(w.obj));
         return;
     case Written::End::Conflict:
@@ -728,10 +736,11 @@ Status zero_drift(const Value& machine, const std::vector<Value>& all_machines,
 // AdoptionHeld; the progress line says which machine, how long it has waited and for what.
 Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
                   const ReleaseOptions& o) {
-    const auto start = std::chrono::steady_clock::now();
-    auto deadline = start + std::chrono::milliseconds(o.timeout_ms);
+    util::Clock& clock = o.clock != nullptr ? *o.clock : util::system_clock();
+    const std::int64_t start = clock.monotonic_ms();
+    const std::int64_t deadline = start + o.timeout_ms;
     std::string last = "no answer yet";
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (clock.monotonic_ms() < deadline) {
         auto m = o.objects->get("talosmachines", o.objects->ns(), name);
         if (m) {
             std::string ready = condition(*m, std::string(vocab::k_condition_ready));
@@ -742,19 +751,17 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
             last = "Ready=" + (ready.empty() ? "unknown" : ready) +
                    (held == "True" ? ", AdoptionHeld" : "");
         }
-        if (o.progress) {
-            auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
-            o.progress("machine " + std::to_string(index) + " of " + std::to_string(total) +
-                       ": waiting for " + name + " to be Ready, " +
-                       util::format_duration_ms(waited / 1000 * 1000) + " of " +
-                       util::format_duration_ms(o.timeout_ms) + " (" + last + ")");
+        if (o.report != nullptr) {
+            const std::int64_t waited = clock.monotonic_ms() - start;
+            o.report->status("machine " + std::to_string(index) + " of " + std::to_string(total) +
+                             ": waiting for " + name + " to be Ready, " +
+                             util::format_duration_ms(waited / 1000 * 1000) + " of " +
+                             util::format_duration_ms(o.timeout_ms) + " (" + last + ")");
         }
         if (o.sleep_ms) {
             o.sleep_ms(500);
         } else {
-            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            clock.sleep_ms(500);
         }
     }
     return make_error(
@@ -781,13 +788,8 @@ ReadConfig config_reader(const talos::TalosContext& context,
                          const std::optional<talos::Address>& endpoint,
                          std::int64_t call_timeout_ms) {
     return [context, endpoint, call_timeout_ms](const talos::Address& a) -> Result<std::string> {
-        const talos::DialOptions dial = talos::mutual_tls(context, call_timeout_ms);
-        std::optional<talos::Endpoint> ep;
-        if (endpoint) {
-            ep.emplace(*endpoint, dial);
-        }
-        talos::NodeClient c = ep ? talos::NodeClient(*ep, a.host) : talos::NodeClient(a, dial);
-        return machine_config_bytes(c.cosi_get(talos::kind::k_machine_config));
+        const talos::Reach reach(talos::mutual_tls(context, call_timeout_ms), endpoint);
+        return machine_config_bytes(reach.client(a).cosi_get(talos::kind::k_machine_config));
     };
 }
 
@@ -798,11 +800,8 @@ ReadConfigs configs_reader(const talos::TalosContext& context,
                                                 int concurrency) {
         std::vector<Result<std::string>> out(addresses.size(),
                                              make_error(ErrorKind::Internal, "not read"));
-        const talos::DialOptions dial = talos::mutual_tls(context, call_timeout_ms);
-        std::optional<talos::Endpoint> ep; // made before the loops start, shared by them
-        if (endpoint) {
-            ep.emplace(*endpoint, dial);
-        }
+        // made before the loops start, its endpoint's channel shared by them
+        const talos::Reach reach(talos::mutual_tls(context, call_timeout_ms), endpoint);
         std::atomic<std::size_t> next{0};
         talos::run_on_loops(concurrency, addresses.size(), [&](talos::Loop& loop, int share) {
             std::function<void()> start_next = [&] {
@@ -810,8 +809,7 @@ ReadConfigs configs_reader(const talos::TalosContext& context,
                 if (i >= addresses.size()) {
                     return;
                 }
-                talos::NodeClient c = ep ? talos::NodeClient(*ep, addresses[i].host)
-                                         : talos::NodeClient(addresses[i], dial);
+                talos::NodeClient c = reach.client(addresses[i]);
                 // The client may go once its call is started; the call keeps what it needs.
                 c.cosi_get(loop, talos::kind::k_machine_config,
                            [&out, i, &start_next](Result<talos::Resource> r) {
@@ -912,7 +910,7 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
                 st = r ? ok_status() : Status(r.error().wrap("releasing " + name));
             }
             if (st) {
-                o.say("released the hold on " + name + "; waiting for Ready");
+                step(o.report, "released the hold on " + name + "; waiting for Ready");
             }
             started.emplace_back(m, std::move(st));
         }
@@ -924,7 +922,7 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
             }
             if (st) {
                 ++out.done;
-                o.say(name + " is Ready");
+                step(o.report, name + " is Ready");
                 list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", m);
             } else {
                 ++out.stopped;

@@ -9,7 +9,9 @@
 #include "common/doc/vocabulary.h"
 #include "common/stages/inspect.h"
 #include "common/stages/objects.h"
+#include "common/stages/reporter.h"
 #include "common/stages/stage.h"
+#include "common/util/clock.h"
 
 #include <cstdint>
 #include <functional>
@@ -61,9 +63,9 @@ struct ApplyOptions {
     // the folder 0700 (created when missing, refused when group or others may enter it), each
     // file 0600, never over an earlier one.
     std::string backup_dir;
-    std::string now_rfc3339;                   // the applied-at annotation
-    std::function<void(std::string_view)> say; // progress lines
-    ReadConfig read_config;                    // required: the fresh read of each node
+    std::string now_rfc3339;    // the applied-at annotation
+    Reporter* report = nullptr; // each backup and write as a step; null: silent
+    ReadConfig read_config;     // required: the fresh read of each node
     // The bundle for the Secret of a whole-cluster plan (which carries no data); required when
     // the plan has one.
     const bundle::Bundle* bundle = nullptr;
@@ -76,7 +78,8 @@ struct ApplyOptions {
     // worker writes through its own objects from `writers` (called on the caller's thread). Only
     // a run of consecutive TalosMachines of one role in the plan is written concurrently, in the
     // plan's order within the bound; everything else (the bundle Secret, the TalosCluster, the
-    // patches) one at a time, as before. `say` is called from the caller's thread, in plan order.
+    // patches) one at a time, as before. `report` is called from the caller's thread, in plan
+    // order.
     int write_concurrency = 1;
     ObjectsFactory writers;
 };
@@ -115,8 +118,11 @@ struct ReleaseOptions {
     const doc::Value* talos_cluster = nullptr;
     std::int64_t timeout_ms = 15 * 60 * 1000;
     int parallel = 1; // workers released at once, in waves each waiting for Ready (--parallel)
-    std::function<void(std::string_view)> progress;
-    std::function<void(std::string_view)> say;
+    // Each release and Ready as a step, each wait as a status line; null: silent.
+    Reporter* report = nullptr;
+    // The deadlines and the pause between two polls of a machine; null: the system clock.
+    // sleep_ms, when set, pauses instead of the clock.
+    util::Clock* clock = nullptr;
     std::function<void(std::int64_t)> sleep_ms;
 };
 

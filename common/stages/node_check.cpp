@@ -8,6 +8,7 @@
 #include "common/stages/plan.h"
 #include "common/talos/errors.h"
 #include "common/talos/loop.h"
+#include "common/talos/reach.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -91,17 +92,18 @@ std::vector<Value> all_patches(const doc::ResourceList& plan, const NodeCheckOpt
 // and a malloc arena per thread: on 256 nodes the check took more wall and CPU than the
 // inspection, and 10 MB of peak RSS (bench/HISTORY.md, "the node check on loops").
 void ask_on_loops(std::vector<Check>& checks, const InspectOptions& io) {
-    // Made before the threads start and shared by them (gRPC channels may be).
-    std::map<std::string, talos::Endpoint> endpoints;
+    // Made before the threads start and shared by them (gRPC channels may be): each machine is
+    // reached as its Inspection was, directly ("") or through that endpoint.
+    const talos::DialOptions dial = talos::mutual_tls(*io.context, io.call_timeout_ms);
+    std::map<std::string, talos::Reach> reaches;
     for (const auto& c : checks) {
-        if (!c.target || c.target->via_endpoint.empty() ||
-            endpoints.count(c.target->via_endpoint) != 0) {
+        if (!c.target || reaches.count(c.target->via_endpoint) != 0) {
             continue;
         }
-        if (auto a = talos::parse_address(c.target->via_endpoint); a) {
-            endpoints.emplace(
-                c.target->via_endpoint,
-                talos::Endpoint(*a, talos::mutual_tls(*io.context, io.call_timeout_ms)));
+        if (c.target->via_endpoint.empty()) {
+            reaches.emplace("", talos::Reach(dial, std::nullopt));
+        } else if (auto a = talos::parse_address(c.target->via_endpoint); a) {
+            reaches.emplace(c.target->via_endpoint, talos::Reach(dial, *a));
         }
     }
     std::atomic<std::size_t> next{0};
@@ -113,12 +115,8 @@ void ask_on_loops(std::vector<Check>& checks, const InspectOptions& io) {
                     continue;
                 }
                 std::optional<talos::NodeClient> client;
-                if (c.target->via_endpoint.empty()) {
-                    client.emplace(c.target->address,
-                                   talos::mutual_tls(*io.context, io.call_timeout_ms));
-                } else if (auto ep = endpoints.find(c.target->via_endpoint);
-                           ep != endpoints.end()) {
-                    client.emplace(ep->second, c.target->address.host);
+                if (auto r = reaches.find(c.target->via_endpoint); r != reaches.end()) {
+                    client.emplace(r->second.client(c.target->address));
                 } else {
                     c.answer = make_error(ErrorKind::Usage,
                                           "bad endpoint \"" + c.target->via_endpoint + "\"");

@@ -14,6 +14,7 @@
 #include "common/doc/resource_list.h"
 #include "common/doc/vocabulary.h"
 #include "common/kube/client.h"
+#include "common/stages/reporter.h"
 #include "common/stages/stage.h"
 #include "common/talos/address.h"
 #include "common/talos/client.h"
@@ -152,14 +153,11 @@ std::unique_ptr<ReclaimNode> make_node(const NodeDial& dial);
 // The registry over `kube` in namespace `ns` (the client must outlive it).
 std::unique_ptr<ReclaimRegistry> make_registry(kube::Client& kube, std::string ns);
 
-// How the flow speaks to the person running it. `step` and `warn` always print; `progress` only
-// on a terminal. `ask` puts a question on the terminal and returns the typed line; it is empty
-// (or returns nullopt) when there is no terminal.
+// How the flow speaks to the person running it: `report` (reporter.h; null: silent) and `ask`,
+// which puts a question on the terminal and returns the typed line; it is empty (or returns
+// nullopt) when there is no terminal.
 struct ReclaimUi {
-    std::function<void(std::string_view)> step;
-    std::function<void(std::string_view)> warn;
-    std::function<void(std::string_view)> progress;
-    std::function<void()> progress_done;
+    Reporter* report = nullptr;
     std::function<std::optional<std::string>(std::string_view question)> ask;
     std::function<void(std::int64_t ms)> sleep_ms;
     std::function<std::chrono::steady_clock::time_point()> now;

@@ -83,13 +83,13 @@ struct Flow {
     }
 
     void say(const std::string& line) const {
-        if (ui.step) {
-            ui.step(line);
+        if (ui.report != nullptr) {
+            ui.report->step(line);
         }
     }
     void warn(const std::string& line, const std::string& code) {
-        if (ui.warn) {
-            ui.warn(line);
+        if (ui.report != nullptr) {
+            ui.report->warning(line);
         }
         Value tags = Value::object();
         tags[std::string(doc::k_tag_node)] = o.address.text;
@@ -108,13 +108,13 @@ struct Flow {
         out.registered = true;
     }
     void progress(const std::string& line) const {
-        if (ui.progress) {
-            ui.progress(line);
+        if (ui.report != nullptr) {
+            ui.report->status(line);
         }
     }
     void progress_done() const {
-        if (ui.progress_done) {
-            ui.progress_done();
+        if (ui.report != nullptr) {
+            ui.report->end_status();
         }
     }
     ReclaimOutcome fail(Error e) {

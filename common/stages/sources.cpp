@@ -3,6 +3,7 @@
 #include "common/doc/limits.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/talos/client.h"
+#include "common/talos/reach.h"
 #include "common/util/files.h"
 
 namespace ichor::stages {
@@ -61,10 +62,8 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
     }
     // Through an endpoint the endpoint's handshake is the one verified and its apid checks the
     // control plane's certificate on the forwarded hop (talos-api.md §1.2), as for inspect.
-    auto dial = talos::mutual_tls(*ctx, s.call_timeout_ms);
-    talos::NodeClient c = s.endpoint
-                              ? talos::NodeClient(talos::Endpoint(*s.endpoint, dial), addr->host)
-                              : talos::NodeClient(*addr, dial);
+    talos::NodeClient c =
+        talos::Reach(talos::mutual_tls(*ctx, s.call_timeout_ms), s.endpoint).client(*addr);
     auto res = c.cosi_get(talos::kind::k_machine_config);
     if (!res) {
         return res.error().wrap("--recover-from");

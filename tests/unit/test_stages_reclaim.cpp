@@ -1,6 +1,7 @@
 // The reclaim stage: assessment texts, the typed confirmation, the reset options, the wait for
 // maintenance mode and the registration, with a fake node and a fake registry.
 #include "common/stages/reclaim.h"
+#include "test_stages_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -175,6 +176,7 @@ struct Harness {
     FakeRegistry reg;
     stages::ReclaimOptions opts;
     std::vector<std::string> steps, warnings, questions;
+    test::Said reporter{steps, &warnings};
     std::vector<std::string> answers;
     std::chrono::steady_clock::time_point clock{};
     bool terminal = true;
@@ -198,8 +200,7 @@ struct Harness {
     };
     Ran run() {
         stages::ReclaimUi ui;
-        ui.step = [this](std::string_view s) { steps.emplace_back(s); };
-        ui.warn = [this](std::string_view s) { warnings.emplace_back(s); };
+        ui.report = &reporter;
         if (terminal) {
             ui.ask = [this](std::string_view q) -> std::optional<std::string> {
                 questions.emplace_back(q);

@@ -4,22 +4,13 @@
 #include "common/cli/output.h"
 #include "common/cli/progress.h"
 #include "common/cli/run.h"
-#include "common/doc/vocabulary.h"
-#include "common/stages/hold.h"
-#include "common/stages/inspect.h"
-#include "common/stages/node_check.h"
-#include "common/stages/objects.h"
+#include "common/stages/adopt.h"
 #include "common/stages/plan.h"
-#include "common/stages/sources.h"
-#include "common/stages/trust.h"
 #include "common/util/clock.h"
-#include "common/util/files.h"
 #include "common/util/strings.h"
 
-#include <sys/stat.h>
-
-#include <ctime>
 #include <ostream>
+#include <variant>
 
 namespace ichor::tools::adopt {
 
@@ -192,318 +183,90 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
 }
 
 std::string explain(const Options& o) {
-    std::string ns = o.kube.ns.empty() ? "" : " -n " + o.kube.ns;
-    std::string tc = o.talos.talosconfig.empty() ? "" : " --talosconfig " + o.talos.talosconfig;
-    std::string bundle = !o.bundle.file.empty() ? " --secrets-bundle " + o.bundle.file : "";
-    if (o.bundle.recover) {
-        bundle = " --recover-secrets --recover-from " + o.bundle.recover_from + tc;
-    }
-    std::string s = "kubectl ichor inspect " + util::join(o.add_machines, " ") + tc + " \\\n" +
-                    " | kubectl ichor trustcheck --cluster " + o.kube.cluster + ns + bundle +
-                    " \\\n" + " | kubectl ichor drift --cluster " + o.kube.cluster + ns +
-                    (o.bundle.file.empty() ? "" : " --secrets-bundle " + o.bundle.file) +
-                    " --add-machine" + (o.node_check ? " --node-check" + tc : "") +
-                    " > plan.yaml\n";
-    if (!o.plan_only) {
-        s += "kubectl ichor hold apply -f plan.yaml" + ns + tc + (o.yes ? " --yes" : "") + "\n";
-        s += "kubectl ichor hold release --cluster " + o.kube.cluster + ns + tc + "\n";
-    }
-    return s;
+    return stages::explain_adoption({o.kube.ns, o.talos.talosconfig, o.kube.cluster, o.bundle.file,
+                                     o.bundle.recover, o.bundle.recover_from, o.add_machines,
+                                     o.nodes, o.plan_only, o.yes, o.node_check, o.cni_unmanaged,
+                                     o.cilium_values, o.accept_cilium_diff, o.parallel});
 }
 
 namespace {
 
-struct Context {
-    std::unique_ptr<kube::Client> kube;
-    std::unique_ptr<stages::IchorObjects> objects;
-    doc::Value cluster;
-    talos::TalosContext talos;
-    std::string talosconfig_path;
-    // How every node is reached, inspect, recovery and release alike (TalosOptions::endpoint_for).
-    std::optional<talos::Address> endpoint;
-    bundle::Bundle bundle;
-    std::vector<doc::Value> machines; // the namespace's TalosMachines, as the plan read them
-};
-
-Result<Context> prepare(const Options& o, cli::Streams& s) {
-    Context c;
-    auto k = o.kube.connect(s, "adopt");
-    if (!k) {
-        return k.error();
-    }
-    c.kube = std::move(*k);
-    c.objects = stages::objects_over(*c.kube);
-    auto cluster = stages::get_cluster(*c.kube, o.kube.cluster, c.kube->ns());
-    if (!cluster) {
-        return cluster.error();
-    }
-    c.cluster = *cluster;
-    auto ctx = o.talos.load(s);
-    if (!ctx) {
-        return ctx.error();
-    }
-    c.talos = ctx->context;
-    c.talosconfig_path = ctx->path;
-    auto ep = o.talos.endpoint_for(c.talos);
-    if (!ep) {
-        return ep.error();
-    }
-    c.endpoint = *ep;
-    auto b = o.bundle.load(
-        s, "adopt",
-        {&c.talos, c.kube.get(), &c.cluster, o.kube.cluster, o.talos.call_timeout_ms, c.endpoint});
-    if (!b) {
-        return b.error();
-    }
-    c.bundle = *b;
-    return c;
-}
-
-Status keep(const Options& o, const std::string& name, const doc::ResourceList& list) {
-    return keep_stage(o.keep_stages, name, list);
-}
-
-// inspect, trustcheck, drift: the plan, exactly as the pipe of the three tools writes it. The
-// outcome is the plan's; an error stops the run.
-stages::Outcome make_plan(const Options& o, Context& c, doc::ResourceList& list) {
-    stages::InspectOptions io;
-    for (const auto& text : o.add_machines) {
-        auto a = talos::parse_address(text);
-        if (!a) {
-            return stages::failed(a.error());
-        }
-        io.addresses.push_back(*a);
-    }
-    io.context = c.talos;
-    io.talosconfig_path = c.talosconfig_path;
-    io.endpoint = c.endpoint;
-    io.call_timeout_ms = o.talos.call_timeout_ms;
-    io.concurrency = o.talos.concurrency;
-    stages::inspect(list, io);
-    Status st = keep(o, "1-inspect.yaml", list);
-    stages::check_trust(list, {&c.bundle, o.kube.cluster, c.kube->ns()});
-    st = st ? keep(o, "2-trustcheck.yaml", list) : st;
-    auto patches = c.objects->list("talosconfigpatches");
-    auto machines = patches ? c.objects->list("talosmachines")
-                            : Result<std::vector<doc::Value>>(patches.error());
-    if (!st || !machines) {
-        return stages::failed(!st ? st.error() : machines.error());
-    }
-    c.machines = *machines;
-    stages::Outcome planned = stages::plan(list, {o.kube.cluster, c.kube->ns(), true, &c.cluster,
-                                                  &c.bundle, *patches, std::move(*machines)});
-    if (planned.error) {
-        return planned;
-    }
-    if (auto kst = keep(o, "3-plan.yaml", list); !kst) {
-        return stages::failed(kst.error());
-    }
-    if (!o.node_check) {
-        return planned;
-    }
-    // Before consent, each node confirms its machine's configuration (a dry run, nothing applied).
-    stages::NodeCheckOptions nc{o.kube.cluster,      c.kube->ns(), &c.cluster, &c.bundle,
-                                std::move(*patches), io,           {}};
-    planned = stages::with_node_check(planned, stages::node_check(list, nc));
-    if (auto kst = keep(o, "4-node-check.yaml", list); !kst && !planned.error) {
-        return stages::failed(kst.error());
-    }
-    return planned;
-}
-
-// The machines of this cluster that the plan skipped as already adopted and that still carry the
-// hold: an earlier run was interrupted between its write and its release. A rerun releases them
-// after the same zero-drift check (ADR 0128 decision 1 step 3, "idempotent rerun").
-std::vector<std::string> left_held(const Options& o, const Context& c,
-                                   const doc::ResourceList& plan) {
-    std::vector<std::string> names;
-    for (const auto& item : plan.items) {
-        const std::string uuid = util::to_lower(doc::get_string(item, "status.identity.uuid"));
-        if (item.value("kind", "") != "Inspection" || uuid.empty()) {
-            continue;
-        }
-        for (const auto& m : c.machines) {
-            const doc::Value* a = doc::find_path(m, "metadata.annotations");
-            if (util::to_lower(doc::get_string(m, "spec.identity.uuid")) == uuid &&
-                doc::get_string(m, "spec.cluster") == o.kube.cluster &&
-                doc::get_string(m, "spec.approval") == "Approved" && a != nullptr &&
-                a->is_object() && a->contains(std::string(vocab::k_annotation_hold_apply))) {
-                names.push_back(doc::get_string(m, "metadata.name"));
-            }
-        }
-    }
-    return names;
-}
-
-// The plan's own findings about the nodes nothing is written for (skipped, refused, blocked),
-// carried into the final document so that each is named where the outcome is reported.
-void carry_stopped(const doc::ResourceList& plan, doc::ResourceList& out) {
-    for (const auto& r : plan.results) {
-        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
-        if (r.value("severity", "") == "error" || code == "AlreadyAdopted") {
-            out.results.push_back(r);
-        }
-    }
-    stages::note_stages_run(out, plan.stages_run);
-}
-
-stages::Outcome release_only(const Options& o, Context& c, const doc::ResourceList& plan,
-                             const std::vector<std::string>& held, cli::Streams& s) {
-    doc::ResourceList out;
-    stages::Outcome release;
-    if (!held.empty()) {
-        cli::Progress progress(s);
-        progress.announce("Release " + util::join(held, ", ") +
-                          ", held by an earlier run, after the zero-drift check");
-        auto ro =
-            stages::release_options(*c.objects, o.kube.cluster, held, c.talos, c.talosconfig_path,
-                                    o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
-        ro.progress = [&progress](std::string_view m) { progress.update(m); };
-        ro.say = [&progress](std::string_view m) { progress.announce(m); };
-        release = stages::hold_release(out, ro);
-        progress.done();
-        if (release.error) {
-            return release;
-        }
-    }
-    carry_stopped(plan, out);
-    if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
-        return stages::failed(st.error());
-    }
-    return release;
-}
-
-stages::Outcome apply_and_release(const Options& o, Context& c, doc::ResourceList plan,
-                                  const std::vector<std::string>& held, cli::Streams& s) {
-    std::vector<std::string> names;
-    for (const auto& i : plan.items) {
-        if (i.value("kind", "") == "TalosMachine") {
-            names.push_back(doc::get_string(i, "metadata.name"));
-        }
-    }
-    const doc::ResourceList planned = plan;
-    std::string what = "create " + std::to_string(names.size()) + " held TalosMachine(s) (" +
-                       util::join(names, ", ") + ") and their patches in namespace " + c.kube->ns();
-    if (auto st = cli::obtain_consent(s, what, stages::consent_lines(plan), o.yes); !st) {
-        return stages::failed(st.error());
-    }
-    cli::Progress progress(s);
-    stages::ApplyOptions ao{c.objects.get(), o.backup_dir, util::now_rfc3339(),
-                            [&progress](std::string_view m) { progress.announce(m); }};
-    auto ep = o.talos.endpoint_for(c.talos);
-    if (!ep) {
-        progress.done();
-        return stages::failed(ep.error());
-    }
-    ao.read_config = stages::config_reader(c.talos, *ep, o.talos.call_timeout_ms);
-    ao.read_configs = stages::configs_reader(c.talos, *ep, o.talos.call_timeout_ms);
-    ao.write_concurrency = o.talos.concurrency;
-    ao.writers = stages::writers_over(*c.kube);
-    doc::ResourceList applied = std::move(plan);
-    stages::Outcome apply = stages::hold_apply(applied, ao);
-    if (apply.error) {
-        progress.done();
-        return apply;
-    }
-    names.insert(names.end(), held.begin(), held.end());
-    auto ro =
-        stages::release_options(*c.objects, o.kube.cluster, names, c.talos, c.talosconfig_path,
-                                o.talos.call_timeout_ms, c.bundle, c.cluster, o.timeout_ms);
-    ro.inspect.endpoint = c.endpoint;
-    ro.progress = [&progress](std::string_view m) { progress.update(m); };
-    ro.say = [&progress](std::string_view m) { progress.announce(m); };
-    doc::ResourceList out;
-    stages::Outcome release = stages::hold_release(out, ro);
-    progress.done();
-    if (release.error) {
-        return release;
-    }
-    carry_stopped(planned, out);
-    for (auto& r : applied.results) {
-        out.results.push_back(r);
-    }
-    stages::note_stages_run(out, applied.stages_run);
-    if (auto st = cli::write_list(s, o.output, out, nullptr); !st) {
-        return stages::failed(st.error());
-    }
-    // The adoption's outcome: the machines released, and every machine that stopped in either
-    // step (refused or blocked by the plan, or a conflict at apply; a failed check or wait at
-    // release): some released and some stopped is partial (exit 5).
-    release.stopped += apply.stopped;
-    return release;
-}
-
-// The plan already refuses the whole run in a result of its own (NothingWritten, NothingToAdopt):
-// a second "nothing was written" line would say the same thing again.
-bool refused_whole(const doc::ResourceList& plan) {
-    for (const auto& r : plan.results) {
-        const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
-        if (r.value("severity", "") == "error" &&
-            (code == "NothingWritten" || code == "NothingToAdopt")) {
-            return true;
-        }
-    }
-    return false;
-}
-
+// Connects, loads the talosconfig and reads the inputs in the order the refusals are owed (a bad
+// values file before anything is read, a missing TalosCluster before the talosconfig), then runs
+// the flow over the real seams and prints what it leaves.
 stages::Outcome execute(const Options& o, cli::Streams& s) {
-    if (o.add_machines.empty()) {
-        return adopt_cluster(o, s);
-    }
+    const bool whole = o.add_machines.empty();
     if (o.explain) {
         s.out << explain(o);
         return {};
     }
-    auto c = prepare(o, s);
-    if (!c) {
-        return stages::failed(c.error());
+    auto flags = whole ? stages::cni_flags(o.cni_unmanaged, o.cilium_values)
+                       : Result<cni::CniFlags>(cni::CniFlags{});
+    if (!flags) {
+        return stages::failed(flags.error());
     }
-    doc::ResourceList plan;
-    stages::Outcome planned = make_plan(o, *c, plan);
-    if (planned.error) {
-        return planned;
+    auto k = o.kube.connect(s, "adopt");
+    if (!k) {
+        return stages::failed(k.error());
     }
-    if (o.plan_only || refused_whole(plan)) {
-        if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
+    auto objects = stages::objects_over(**k);
+    std::variant<stages::ClusterToAdopt, stages::MachinesToAdd> input;
+    if (!whole) {
+        auto cluster = stages::get_cluster(*objects, o.kube.cluster);
+        if (!cluster) {
+            return stages::failed(cluster.error());
+        }
+        input = stages::MachinesToAdd{o.kube.cluster,
+                                      *cluster,
+                                      o.add_machines,
+                                      {o.bundle.file, o.bundle.recover_from, o.bundle.recover_to}};
+    }
+    auto ctx = o.talos.load(s);
+    if (!ctx) {
+        return stages::failed(ctx.error());
+    }
+    if (whole) {
+        auto nodes = stages::cluster_nodes(o.nodes, ctx->context.nodes);
+        if (!nodes) {
+            return stages::failed(nodes.error());
+        }
+        input = stages::ClusterToAdopt{
+            o.kube.cluster,      *nodes, o.bundle.file,        o.bundle.recover_from,
+            o.bundle.recover_to, *flags, o.accept_cilium_diff, o.parallel};
+    }
+    auto ep = o.talos.endpoint_for(ctx->context);
+    if (!ep) {
+        return stages::failed(ep.error());
+    }
+    auto nodes = stages::nodes_over(
+        {ctx->context, ctx->path, *ep, o.talos.call_timeout_ms, o.talos.concurrency}, **k);
+    auto reads = stages::cluster_reads_over(**k);
+    cli::StreamReporter report(s, "adopt");
+    const stages::AdoptWorld world{
+        objects.get(),
+        stages::writers_over(**k),
+        reads.get(),
+        nodes.get(),
+        &util::system_clock(),
+        &report,
+        [&s, &o](const std::string& what, const std::vector<std::string>& lines) {
+            return cli::obtain_consent(s, what, lines, o.yes);
+        }};
+    stages::Adopted out;
+    const stages::AdoptOptions flow{o.plan_only,  o.yes,        o.node_check,       o.keep_stages,
+                                    o.backup_dir, o.timeout_ms, o.talos.concurrency};
+    stages::Outcome outcome = stages::adopt(input, flow, world, out);
+    if (out.write) {
+        if (auto st = cli::write_list(s, o.output, std::move(out.list),
+                                      out.plan ? stages::plan_table : nullptr);
+            !st) {
             return stages::failed(st.error());
         }
-        if (!o.plan_only) {
-            planned.done = 0; // nothing was written, as the plan's own refusal says
-        }
-        return planned;
     }
-    // Class C blocks that machine, not the run: the writable machines go on, and each refused or
-    // blocked one is named and counted (exit 5). A machine already adopted is skipped, and one an
-    // interrupted run left held is released now (a rerun converges and exits 0).
-    const std::vector<std::string> held = left_held(o, *c, plan);
-    if (planned.done == 0 && held.empty() && planned.stopped > 0) {
-        if (auto st = cli::write_list(s, o.output, plan, stages::plan_table); !st) {
-            return stages::failed(st.error());
-        }
-        return stages::failed(make_error(
-            ErrorKind::Findings,
-            "every machine is refused or blocked (see the results above); " +
-                std::string(vocab::k_nothing_written),
-            "kubectl ichor adopt ... --plan, then fix what the results name", "NothingWritten"));
-    }
-    if (planned.done == 0) {
-        stages::Outcome rerun = release_only(o, *c, plan, held, s);
-        rerun.skipped += planned.skipped;
-        rerun.stopped += planned.stopped;
-        return rerun;
-    }
-    return apply_and_release(o, *c, std::move(plan), held, s);
+    return outcome;
 }
 
 } // namespace
-
-Status keep_stage(const std::string& dir, const std::string& name, const doc::ResourceList& list) {
-    if (dir.empty()) {
-        return ok_status();
-    }
-    ::mkdir(dir.c_str(), 0700);
-    return util::write_file_atomic(dir + "/" + name, doc::to_yaml(list.to_value()), 0600);
-}
 
 stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s) {
     return cli::run_parsed(parse_options(args), s, execute);

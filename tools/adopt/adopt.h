@@ -1,6 +1,5 @@
-// kubectl ichor adopt: a whole running cluster (without --add-machine; whole.cpp), or
-// --cluster NAME --add-machine ADDRESS...: inspect, trustcheck, drift, then hold apply and hold
-// release, in one process over the same documents.
+// kubectl ichor adopt: a whole running cluster (without --add-machine), or --cluster NAME
+// --add-machine ADDRESS...: the options parsed here, the flow in common/stages/adopt.h.
 #pragma once
 
 #include "common/cli/flags.h"
@@ -39,10 +38,5 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
 // The equivalent pipeline of single tools (--explain).
 std::string explain(const Options& o);
 stages::Outcome run(const std::vector<std::string>& args, cli::Streams& s);
-
-// The whole-cluster adoption (whole.cpp).
-stages::Outcome adopt_cluster(const Options& o, cli::Streams& s);
-// --keep-stages: writes the stage's document into DIR (0700) as NAME (0600); nothing without DIR.
-Status keep_stage(const std::string& dir, const std::string& name, const doc::ResourceList& list);
 
 } // namespace ichor::tools::adopt

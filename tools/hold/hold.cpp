@@ -139,7 +139,8 @@ stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects,
     ao.writers = std::move(writers);
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = util::now_rfc3339();
-    ao.say = [&s](std::string_view m) { s.err << m << "\n"; };
+    cli::StreamReporter report(s, "hold");
+    ao.report = &report;
     // A whole-cluster plan's bundle Secret carries no data: it is written from --secrets-bundle.
     bundle::Bundle given;
     if (!o.bundle.file.empty()) {
@@ -176,7 +177,7 @@ stages::Outcome do_release(const Options& o, kube::Client& kube, stages::IchorOb
     if (!ctx) {
         return stages::failed(ctx.error());
     }
-    cli::Progress progress(s);
+    cli::StreamReporter report(s, "hold");
     auto ro = stages::release_options(objects, o.kube.cluster, o.machines, ctx->context, ctx->path,
                                       o.talos.call_timeout_ms, *b, *cluster, o.timeout_ms);
     // The live check reads each node as inspect does: through --endpoints, or the context's
@@ -186,11 +187,10 @@ stages::Outcome do_release(const Options& o, kube::Client& kube, stages::IchorOb
         return stages::failed(ep.error());
     }
     ro.inspect.endpoint = *ep;
-    ro.progress = [&progress](std::string_view m) { progress.update(m); };
-    ro.say = [&progress](std::string_view m) { progress.announce(m); };
+    ro.report = &report;
     doc::ResourceList list;
     stages::Outcome out = stages::hold_release(list, ro);
-    progress.done();
+    report.end_status();
     if (out.error) {
         return out;
     }

@@ -179,14 +179,8 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     ro.node = node.get();
     ro.registry = registry.get();
 
-    cli::Progress progress(s);
-    ro.ui.step = [&](std::string_view line) { progress.announce(line); };
-    ro.ui.warn = [&](std::string_view m) {
-        progress.done();
-        cli::report_warning(s, "reclaim", m);
-    };
-    ro.ui.progress = [&](std::string_view line) { progress.update(line); };
-    ro.ui.progress_done = [&] { progress.done(); };
+    cli::StreamReporter report(s, "reclaim");
+    ro.ui.report = &report;
     if (cli::can_prompt(s)) {
         ro.ui.ask = [&](std::string_view q) { return cli::prompt_line(s, q); };
     }
