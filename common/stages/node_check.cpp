@@ -5,6 +5,7 @@
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
 #include "common/stages/hold.h"
+#include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/talos/errors.h"
 #include "common/talos/loop.h"
@@ -43,20 +44,6 @@ struct Check {
     std::string failure; // set when the machine could not be rendered or addressed
     Result<talos::DryRunAnswer> answer = make_error(ErrorKind::Internal, "not asked");
 };
-
-const Value* inspection_of(const doc::ResourceList& plan, const std::string& address) {
-    for (const auto& item : plan.items) {
-        const inspection::View v(item);
-        if (!v.is_inspection()) {
-            continue;
-        }
-        const std::int64_t port = v.port().value_or(talos::k_apid_port);
-        if (v.node() == address || v.node() + ":" + std::to_string(port) == address) {
-            return &item;
-        }
-    }
-    return nullptr;
-}
 
 // The namespace's patches with the plan's own (a plan's item replaces a patch of its name).
 std::vector<Value> all_patches(const doc::ResourceList& plan, const NodeCheckOptions& o) {
@@ -384,6 +371,7 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
         return failed(cluster.error());
     }
     const std::vector<Value> patches = all_patches(plan, o);
+    const InspectionIndex inspections(plan); // the plan's items do not change below
     std::vector<Check> checks;
     for (const auto& item : plan.items) {
         if (item.value("kind", "") != "TalosMachine") {
@@ -393,7 +381,7 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
         c.machine = &item;
         c.name = doc::get_string(item, "metadata.name");
         const std::string address = doc::get_string(item, "spec.address");
-        const Value* insp = inspection_of(plan, address);
+        const Value* insp = inspections.find(address);
         c.node = insp != nullptr ? inspection::View(*insp).node() : address;
         auto addr = talos::parse_address(address);
         if (!addr) {

@@ -7,6 +7,7 @@
 #include "common/render/render.h"
 #include "common/stages/credentials.h"
 #include "common/stages/hold.h"
+#include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/util/strings.h"
 
@@ -275,24 +276,8 @@ std::string condition_of(const Value& obj, const std::string& type) {
     return {};
 }
 
-const Value* kube_node_of(const Node& n, const std::vector<Value>& kube_nodes) {
-    for (const auto& k : kube_nodes) {
-        if (text_at(k, "metadata.name") == n.hostname) {
-            return &k;
-        }
-    }
-    for (const auto& k : kube_nodes) {
-        const Value* addrs = at(k, "status.addresses");
-        if (addrs == nullptr || !addrs->is_array()) {
-            continue;
-        }
-        for (const auto& a : *addrs) {
-            if (a.value("type", "") == "InternalIP" && a.value("address", "") == n.address) {
-                return &k;
-            }
-        }
-    }
-    return nullptr;
+const Value* kube_node_of(const Node& n, const KubeNodeIndex& kube_nodes) {
+    return kube_nodes.find(n.hostname, n.address);
 }
 
 void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& o,
@@ -306,8 +291,9 @@ void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& 
                    "install Ichor's CRDs first: kubectl apply -f deploy/crds/ (from the Ichor "
                    "release), or install Ichor with its Helm chart");
     }
+    const KubeNodeIndex kube_nodes(o.kube_nodes);
     for (const auto& n : nodes) {
-        const Value* k = kube_node_of(n, o.kube_nodes);
+        const Value* k = kube_node_of(n, kube_nodes);
         if (k == nullptr) {
             refuse.add(n.address + " (" + n.hostname +
                            "): the cluster's Kubernetes API has no Node for it",
@@ -337,8 +323,9 @@ void check_nodes_instead(const std::vector<Node>& nodes, const ClusterPlanOption
                         "compared with the Kubernetes Node list instead",
                     "MembersCapped");
     std::set<const Value*> matched;
+    const KubeNodeIndex kube_nodes(o.kube_nodes);
     for (const auto& n : nodes) {
-        matched.insert(kube_node_of(n, o.kube_nodes));
+        matched.insert(kube_node_of(n, kube_nodes));
     }
     std::vector<std::string> missing;
     for (const auto& k : o.kube_nodes) {
@@ -495,7 +482,7 @@ std::string kubernetes_version(const Node& cp, const std::vector<Value>& kube_no
         colon != std::string::npos && image.find('/', colon) == std::string::npos) {
         return image.substr(colon + 1);
     }
-    const Value* k = kube_node_of(cp, kube_nodes);
+    const Value* k = kube_node_of(cp, KubeNodeIndex(kube_nodes));
     return k != nullptr ? text_at(*k, "status.nodeInfo.kubeletVersion") : std::string();
 }
 
@@ -633,7 +620,7 @@ struct Planned {
     const Value* machine = nullptr; // the planned TalosMachine
     const Node* node = nullptr;
     render::Input input;
-    Value live_facts;
+    const Value* live_facts = nullptr; // the node's (Node::facts), not a copy
     Value rendered_facts;
     std::vector<Value> rendered; // the documents, so that a capture goes where Talos holds it
     std::vector<drift::Change> class_a;
@@ -748,7 +735,7 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
             live.assign(docs->begin(), docs->end());
         }
         drift::Capture cap =
-            drift::capture(changes, f.live_facts, f.rendered_facts, f.rendered, live);
+            drift::capture(changes, *f.live_facts, f.rendered_facts, f.rendered, live);
         Value patch = make_patch(name, cluster, layer, target, cap.text, ns);
         if (Value sec = attach_credentials(patch, cap.secrets, nodes); !sec.is_null()) {
             out.secrets.push_back(std::move(sec));
@@ -920,7 +907,7 @@ std::vector<std::string> verify(const std::vector<Planned>& planned,
             continue;
         }
         std::vector<std::string> left;
-        for (const auto& c : drift::diff(p.live_facts, drift::normalize(*again))) {
+        for (const auto& c : drift::diff(*p.live_facts, drift::normalize(*again))) {
             auto v = drift::classify(c, p.ctx);
             if (v.cls == drift::Class::Ignored || p.others.count(c.dotted) != 0) {
                 continue;
@@ -1023,6 +1010,17 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     if (planned.error) {
         return planned;
     }
+    // Its copies of the Inspections are read no more (`nodes` points into `list`): freed before
+    // the layering, which holds every machine's render (on 1,000 nodes, tens of MB).
+    {
+        Value kept = Value::array();
+        for (auto& item : per_machine.items) {
+            if (!View(item).is_inspection()) {
+                kept.push_back(std::move(item));
+            }
+        }
+        per_machine.items = std::move(kept);
+    }
     // A blocked or refused control plane refuses the whole cluster: its machines cannot be
     // released without it, and nothing is written.
     std::set<std::string> planned_uuids;
@@ -1034,10 +1032,13 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         }
     }
     std::vector<const Node*> left_out;
+    std::map<std::string, const Node*> by_uuid; // the last node of each UUID, as the scan found
     for (const auto& n : nodes) {
-        if (planned_uuids.count(util::to_lower(View(*n.item).uuid())) == 0) {
+        std::string uuid = util::to_lower(View(*n.item).uuid());
+        if (planned_uuids.count(uuid) == 0) {
             left_out.push_back(&n);
         }
+        by_uuid[std::move(uuid)] = &n;
     }
     for (auto& r : per_machine.results) {
         const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
@@ -1068,11 +1069,9 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     for (const Value* m : machines) {
         Planned p;
         p.machine = m;
-        for (const auto& n : nodes) {
-            if (util::to_lower(View(*n.item).uuid()) ==
-                util::to_lower(text_at(*m, "spec.identity.uuid"))) {
-                p.node = &n;
-            }
+        if (auto it = by_uuid.find(util::to_lower(text_at(*m, "spec.identity.uuid")));
+            it != by_uuid.end()) {
+            p.node = it->second;
         }
         p.input.cluster = &*spec;
         p.input.bundle = o.bundle;
@@ -1086,11 +1085,11 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         if (p.node == nullptr || !rendered) {
             continue; // plan() already rendered it; cannot differ
         }
-        p.live_facts = p.node->facts;
+        p.live_facts = &p.node->facts;
         p.rendered_facts = drift::normalize(*rendered);
         p.rendered = std::move(*rendered);
         p.ctx = node_context(ctx, *p.node);
-        for (auto& c : drift::diff(p.live_facts, p.rendered_facts)) {
+        for (auto& c : drift::diff(*p.live_facts, p.rendered_facts)) {
             auto v = drift::classify(c, p.ctx);
             if (v.cls == drift::Class::A) {
                 p.class_a.push_back(std::move(c));

@@ -67,7 +67,7 @@ func ClusterAPIObjects(sim *Sim, now time.Time) (objs []KubeObject, removeCRDs b
 				continue
 			}
 
-			objs = append(objs, kubeNode(&c, &n, i, now))
+			objs = append(objs, kubeNode(&c, &n, podCIDR(i, len(sim.Nodes)), now))
 			nodes++
 
 			if n.KubeNode == "ready" {
@@ -88,16 +88,28 @@ func ClusterAPIObjects(sim *Sim, now time.Time) (objs []KubeObject, removeCRDs b
 	return objs, removeCRDs
 }
 
+// podCIDR is the pod range of the index-th of total nodes in defaultPodSubnet, as
+// kube-controller-manager's allocator hands them out: a /24 each (its default
+// --node-cidr-mask-size) while 256 fit, else a /26 each (the mask a cluster of up to 1,024 nodes
+// on a /16 is run with), so that the bench's 1,000-node cluster gets valid, distinct ranges.
+func podCIDR(index, total int) string {
+	if total <= 256 {
+		return fmt.Sprintf("10.244.%d.0/24", index)
+	}
+
+	return fmt.Sprintf("10.244.%d.%d/26", index/4, index%4*64)
+}
+
 // kubeNode is the Node the kubelet of n registers: named after the hostname (Talos's nodename),
-// labels and taint as Talos's kubelet sets them, InternalIP the node's address.
-func kubeNode(c *SimCluster, n *SimNode, index int, now time.Time) KubeObject {
+// labels and taint as Talos's kubelet sets them, InternalIP the node's address, pod range cidr.
+func kubeNode(c *SimCluster, n *SimNode, cidr string, now time.Time) KubeObject {
 	labels := map[string]any{
 		"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
 		"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", "kubernetes.io/hostname": n.Hostname,
 	}
 	spec := map[string]any{
-		"podCIDR":  fmt.Sprintf("10.244.%d.0/24", index),
-		"podCIDRs": []any{fmt.Sprintf("10.244.%d.0/24", index)},
+		"podCIDR":  cidr,
+		"podCIDRs": []any{cidr},
 	}
 
 	if n.Role == "controlplane" {

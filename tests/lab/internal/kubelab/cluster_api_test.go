@@ -2,6 +2,7 @@ package kubelab
 
 import (
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,31 @@ func TestClusterAPIObjects(t *testing.T) {
 	objs, removeCRDs = ClusterAPIObjects(sim, now)
 	if len(objs) != 2 || !removeCRDs {
 		t.Errorf("cni none, crds false: %d objects, removeCRDs %v", len(objs), removeCRDs)
+	}
+}
+
+// TestPodCIDR: a /24 each while 256 nodes fit in 10.244.0.0/16, a /26 each above, every range
+// distinct and inside the /16 up to 1,024 nodes (the bench's 1,000-node cluster).
+func TestPodCIDR(t *testing.T) {
+	if got := podCIDR(255, 256); got != "10.244.255.0/24" {
+		t.Fatalf("podCIDR(255, 256) = %s", got)
+	}
+
+	_, pods, _ := net.ParseCIDR(defaultPodSubnet)
+	seen := map[string]bool{}
+
+	for i := 0; i < 1024; i++ {
+		c := podCIDR(i, 1000)
+
+		ip, n, err := net.ParseCIDR(c)
+		if err != nil || !pods.Contains(ip) || n.IP.String() != ip.String() || seen[c] {
+			t.Fatalf("podCIDR(%d, 1000) = %s: invalid, outside %s or repeated (%v)", i, c, defaultPodSubnet, err)
+		}
+
+		if ones, _ := n.Mask.Size(); ones != 26 {
+			t.Fatalf("podCIDR(%d, 1000) = %s, not a /26", i, c)
+		}
+
+		seen[c] = true
 	}
 }
