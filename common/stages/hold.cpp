@@ -264,7 +264,8 @@ void step(Reporter* report, std::string_view line) {
 }
 
 // Each address's configuration, in the order given, up to o.read_concurrency at a time: one
-// after the other, 256 nodes took a third of hold apply's wall time (bench/README.md).
+// after the other, 256 nodes took a third of hold apply's wall time (bench/HISTORY.md, "hold
+// apply's reads").
 std::vector<Result<std::string>> read_configs(const std::vector<talos::Address>& addresses,
                                               const ApplyOptions& o) {
     if (o.read_configs) {
