@@ -66,3 +66,9 @@ get_directory_property(_ichor_link_options LINK_OPTIONS)
 list(FILTER _ichor_link_options EXCLUDE REGEX "static-lib(stdc\\+\\+|gcc)")
 set_directory_properties(PROPERTIES LINK_OPTIONS "${_ichor_link_options}")
 add_link_options("$<$<LINK_LANGUAGE:CXX>:-static-pie>")
+# No RUNPATH: cmake/StaticGrpc.cmake points the SHARED imported targets at archives, and CMake
+# still adds their folder as a runtime path when it is not an implicit one (the arm64 sysroot's).
+# glibc's static-PIE start-up asserts that there is none (elf_get_dynamic_info,
+# STATIC_PIE_BOOTSTRAP): every arm64 binary crashed in _dl_relocate_static_pie before main.
+# scripts/release refuses a RUNPATH or RPATH.
+set(CMAKE_SKIP_RPATH ON)

@@ -25,6 +25,16 @@ endforeach()
 list(SORT ICHOR_TOOLS)
 
 set(ICHOR_MAN_DIR ${CMAKE_BINARY_DIR}/man)
+# A cross build (linux/arm64, cmake/toolchain-arm64.cmake) runs its tools under the emulator.
+set(_ichor_emulator)
+if(CMAKE_CROSSCOMPILING)
+  if(NOT CMAKE_CROSSCOMPILING_EMULATOR)
+    message(FATAL_ERROR "a cross build writes its man pages from --help under an emulator: "
+                        "qemu-user-static (CMAKE_CROSSCOMPILING_EMULATOR)")
+  endif()
+  list(GET CMAKE_CROSSCOMPILING_EMULATOR 0 _ichor_qemu)
+  set(_ichor_emulator --emulator ${_ichor_qemu})
+endif()
 file(MAKE_DIRECTORY ${ICHOR_MAN_DIR})
 set(_pages)
 foreach(_t ${ICHOR_TOOLS})
@@ -41,7 +51,7 @@ foreach(_t ${ICHOR_TOOLS})
   add_custom_command(
     OUTPUT ${_page}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/scripts/help-to-man $<TARGET_FILE:${_t}> ${_page}
-            --version ${PROJECT_VERSION} --see-also ${_see}
+            --version ${PROJECT_VERSION} ${_ichor_emulator} --see-also ${_see}
     DEPENDS ${_deps} ${CMAKE_SOURCE_DIR}/scripts/help-to-man
     COMMENT "Writing man page ${_t}.1 from ${_t} --help"
     VERBATIM)

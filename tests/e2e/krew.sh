@@ -29,7 +29,7 @@ mkdir "$tmp/krew-path" "$tmp/dist"
 ln -s "$kbin/krew" "$tmp/krew-path/kubectl-krew"
 kubectl_dir=$(dirname "$(command -v kubectl)")
 system=$kubectl_dir:/usr/local/bin:/usr/bin:/bin
-platforms=${ICHOR_RELEASE_PLATFORMS:-amd64}
+platforms=${ICHOR_RELEASE_PLATFORMS:-amd64 arm64}
 krew_env=(KREW_NO_UPGRADE_CHECK=1 KREW_OS=linux KREW_ARCH=amd64 PATH="$tmp/krew-path:$system")
 krew_arch() { # krew_arch ARCH: krew_env for that platform
   local e out=()
