@@ -133,21 +133,6 @@ bool secret_manifest(const Value& v) {
 
 // Manifest text, line by line: a document's `kind:` at the start of a line, its `data:` and
 // `stringData:` blocks (each entry at the block's first indent, a block scalar's lines deeper).
-struct ManifestLines {
-    std::vector<std::string_view> lines;
-    explicit ManifestLines(std::string_view text) {
-        for (std::size_t at = 0; at <= text.size();) {
-            std::size_t end = text.find('\n', at);
-            if (end == std::string_view::npos) {
-                lines.push_back(text.substr(at));
-                break;
-            }
-            lines.push_back(text.substr(at, end - at));
-            at = end + 1;
-        }
-    }
-};
-
 std::size_t indent_of(std::string_view line) {
     const auto i = line.find_first_not_of(' ');
     return i == std::string_view::npos ? line.size() : i;
@@ -310,7 +295,7 @@ bool partly_secret_manifest(std::string_view text) {
 }
 
 std::string digest_manifest_secrets(std::string_view text) {
-    const ManifestLines m(text);
+    const std::vector<std::string> lines = util::split(text, '\n');
     std::string out;
     out.reserve(text.size());
     std::vector<std::string_view> doc;
@@ -329,7 +314,7 @@ std::string digest_manifest_secrets(std::string_view text) {
         }
         doc.clear();
     };
-    for (auto line : m.lines) {
+    for (std::string_view line : lines) {
         if (line == "---" || line.starts_with("--- ") || line == "---\r") {
             flush();
             out.append(line);

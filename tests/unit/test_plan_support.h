@@ -41,6 +41,18 @@ inline std::string read_fixture(const std::string& path) {
     return *t;
 }
 
+// A Kubernetes Node of `host`, Ready, its kubelet v1.34.4.
+inline doc::Value ready_node(const std::string& host) {
+    doc::Value n = doc::Value::object();
+    n["apiVersion"] = "v1";
+    n["kind"] = "Node";
+    n["metadata"]["name"] = host;
+    n["status"]["conditions"] =
+        doc::Value::array({doc::Value{{"type", "Ready"}, {"status", "True"}}});
+    n["status"]["nodeInfo"]["kubeletVersion"] = "v1.34.4";
+    return n;
+}
+
 struct PlanFixture {
     doc::Value cluster;
     bundle::Bundle bundle;

@@ -125,15 +125,7 @@ class FakeCluster final : public stages::ClusterReads {
   public:
     std::vector<Value> kube_nodes;
 
-    void add_node(const std::string& host) {
-        Value n = Value::object();
-        n["apiVersion"] = "v1";
-        n["kind"] = "Node";
-        n["metadata"]["name"] = host;
-        n["status"]["conditions"] = Value::array({Value{{"type", "Ready"}, {"status", "True"}}});
-        n["status"]["nodeInfo"]["kubeletVersion"] = "v1.34.4";
-        kube_nodes.push_back(std::move(n));
-    }
+    void add_node(const std::string& host) { kube_nodes.push_back(test::ready_node(host)); }
     Result<cni::ClusterObjects> cni_objects() override {
         cni::ClusterObjects c;
         c.nodes = kube_nodes;

@@ -34,6 +34,20 @@ privateKey: c2VjcmV0LXdpcmVndWFyZC1rZXktMTIzNDU2Nzg5MA==
 listenPort: 51820
 )";
 
+// The machine-layer TalosConfigPatch of `machine` holding `text`, as the plan writes it.
+Value machine_patch(const std::string& machine, const std::string& text) {
+    Value patch = Value::object();
+    patch["apiVersion"] = "ichor.maesh.dev/v1alpha1";
+    patch["kind"] = "TalosConfigPatch";
+    patch["metadata"] = Value{{"name", machine + "-adopted"}, {"namespace", "ichor-system"}};
+    patch["spec"] = Value{{"cluster", "prod"},
+                          {"layer", "machine"},
+                          {"machine", machine},
+                          {"order", 0},
+                          {"patch", text}};
+    return patch;
+}
+
 } // namespace
 
 TEST_CASE("a credential is captured as a reference, never as text", "[stages][credentials]") {
@@ -70,15 +84,7 @@ TEST_CASE("a credential is captured as a reference, never as text", "[stages][cr
     CHECK(a.capture.find("listenPort: 51820") != std::string::npos);
 
     // The patch references a Secret; the plan's Secret has digests, never values.
-    Value patch = Value::object();
-    patch["apiVersion"] = "ichor.maesh.dev/v1alpha1";
-    patch["kind"] = "TalosConfigPatch";
-    patch["metadata"] = Value{{"name", "prod-w-1-adopted"}, {"namespace", "ichor-system"}};
-    patch["spec"] = Value{{"cluster", "prod"},
-                          {"layer", "machine"},
-                          {"machine", "prod-w-1"},
-                          {"order", 0},
-                          {"patch", a.capture}};
+    Value patch = machine_patch("prod-w-1", a.capture);
     Value secret = stages::attach_credentials(patch, a.capture_secrets, {"10.0.0.21"});
     REQUIRE(stages::is_credentials_secret(secret));
     CHECK(secret["metadata"]["name"] == "prod-w-1-adopted-credentials");
@@ -198,15 +204,7 @@ TEST_CASE("a manifest with a DaemonSet and a Secret is carried whole as a creden
     CHECK(a.capture.find("sha256:") == std::string::npos);
     CHECK(a.capture.find("log-shipper") != std::string::npos);
 
-    Value patch = Value::object();
-    patch["apiVersion"] = "ichor.maesh.dev/v1alpha1";
-    patch["kind"] = "TalosConfigPatch";
-    patch["metadata"] = Value{{"name", "prod-cp-1-adopted"}, {"namespace", "ichor-system"}};
-    patch["spec"] = Value{{"cluster", "prod"},
-                          {"layer", "machine"},
-                          {"machine", "prod-cp-1"},
-                          {"order", 0},
-                          {"patch", a.capture}};
+    Value patch = machine_patch("prod-cp-1", a.capture);
     Value secret = stages::attach_credentials(patch, a.capture_secrets, {"10.0.0.11"});
     CHECK(secret.dump().find("c2hpcHBlci1w") == std::string::npos);
     in.patches = {patch};

@@ -46,13 +46,7 @@ struct Cluster {
         v["status"]["trust"]["cluster"] = "lab-u";
         list.items.push_back(std::move(v));
         hosts.push_back(host);
-        Value n = Value::object();
-        n["apiVersion"] = "v1";
-        n["kind"] = "Node";
-        n["metadata"]["name"] = host;
-        n["status"]["conditions"] = Value::array({Value{{"type", "Ready"}, {"status", "True"}}});
-        n["status"]["nodeInfo"]["kubeletVersion"] = "v1.34.4";
-        o.kube_nodes.push_back(std::move(n));
+        o.kube_nodes.push_back(test::ready_node(host));
     }
 
     Cluster() {
