@@ -232,12 +232,29 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
     // The install fields come from the TalosMachine, which takes them from the node: a change
     // there is the render writing the generator's form of the same value (wipe: false where a
     // hand-written base leaves it out), never one the plan would have to list.
+    static const std::vector<std::string> k_install = {
+        "machine.install.wipe", "machine.install.disk", "machine.install.image",
+        "machine.install.diskSelector"};
     std::vector<std::string> expected = class_b;
-    for (const char* p : {"machine.install.wipe", "machine.install.disk", "machine.install.image",
-                          "machine.install.diskSelector"}) {
-        expected.emplace_back(p);
-    }
+    expected.insert(expected.end(), k_install.begin(), k_install.end());
     const auto node_only = unmatched(changes, expected, true);
+    // Excused, but said: the person reads which install settings of theirs the render replaces.
+    std::vector<std::string> install;
+    for (const auto& x : unmatched(changes, class_b, true)) {
+        if (std::any_of(k_install.begin(), k_install.end(),
+                        [&](const std::string& p) { return same_fact(x, p); })) {
+            install.push_back(x);
+        }
+    }
+    if (!install.empty()) {
+        plan.add_result(doc::Severity::Info,
+                        who + ": the render replaces the node's install settings " +
+                            listed(install) +
+                            " with the TalosMachine's (its disk, image and wipe, read from the "
+                            "node): Talos reads them only to install or upgrade, so the running "
+                            "node does not change",
+                        "InstallReplaced", c.machine, node_tags(c));
+    }
     const auto plan_only = unmatched(class_b, changes, false);
     if (!node_only.empty() || !plan_only.empty()) {
         Value mt = node_tags(c);
