@@ -140,13 +140,9 @@ struct PlaneFacts {
 };
 
 // Reads one control plane's CNI settings and manifests into `found`.
-PlaneFacts read_plane(const ControlPlane& cp, Found& found, std::vector<std::string>& manifests,
-                      std::vector<std::string>& cilium_inline) {
-    PlaneFacts f;
-    std::string where = "node " + cp.node + " machine configuration";
-    const Value* v1 = cp.config.v1alpha1();
-    const Value* cluster = v1 != nullptr ? doc::find_path(*v1, "cluster") : nullptr;
-    const Value* network = cluster != nullptr ? doc::find_path(*cluster, "network") : nullptr;
+// The plane's CNI name (and its CNI URLs), as Talos reads it at the plane's version.
+void read_cni_name(const ControlPlane& cp, const Value* network, const std::string& where,
+                   Found& found, PlaneFacts& f) {
     if (cp.config.typed("KubeFlannelCNIConfig") != nullptr) {
         f.cni_name = "flannel";
         found.add("flannel", {where, "KubeFlannelCNIConfig", "present"});
@@ -171,6 +167,16 @@ PlaneFacts read_plane(const ControlPlane& cp, Found& found, std::vector<std::str
                       {where, "cluster.network", "(absent: Talos before 1.14 runs flannel)"});
         }
     }
+}
+
+PlaneFacts read_plane(const ControlPlane& cp, Found& found, std::vector<std::string>& manifests,
+                      std::vector<std::string>& cilium_inline) {
+    PlaneFacts f;
+    std::string where = "node " + cp.node + " machine configuration";
+    const Value* v1 = cp.config.v1alpha1();
+    const Value* cluster = v1 != nullptr ? doc::find_path(*v1, "cluster") : nullptr;
+    const Value* network = cluster != nullptr ? doc::find_path(*cluster, "network") : nullptr;
+    read_cni_name(cp, network, where, found, f);
     auto inline_manifest = [&](const std::string& name, const std::string& field,
                                std::string_view text) {
         for (const auto& cni : manifest_cnis(text)) {
@@ -402,10 +408,8 @@ std::string Detection::summary() const {
     }
 }
 
-Result<Detection> detect(const ClusterObjects& objects, const std::vector<ControlPlane>& planes,
-                         const RecordLimits& limits) {
-    Found found;
-    Detection d;
+// The CNIs' DaemonSets: each a piece of evidence; Cilium's agent, or nullptr.
+const Value* scan_daemonsets(const ClusterObjects& objects, Found& found) {
     const Value* agent = nullptr;
     for (const auto& ds : objects.daemonsets) {
         if (const Signature* s = match_daemonset(ds)) {
@@ -419,6 +423,11 @@ Result<Detection> detect(const ClusterObjects& objects, const std::vector<Contro
             }
         }
     }
+    return agent;
+}
+
+// The CNIs' ConfigMaps: each a piece of evidence; Cilium's configuration, or nullptr.
+const Value* scan_configmaps(const ClusterObjects& objects, Found& found) {
     const Value* cilium_config = nullptr;
     for (const auto& cm : objects.configmaps) {
         std::string name = doc::get_string(cm, "metadata.name");
@@ -431,16 +440,43 @@ Result<Detection> detect(const ClusterObjects& objects, const std::vector<Contro
             }
         }
     }
+    return cilium_config;
+}
+
+// No CNI's object found: flannel's leftovers, another CNI, or none at all.
+Detection without_cni(Detection d, const ClusterObjects& objects,
+                      const std::vector<ControlPlane>& planes, bool all_none, bool any_custom) {
+    NodeCounts n = count_nodes(objects.nodes, d.evidence);
+    if (!any_custom && all_none && n.ready > 0 && before_1_14(planes)) {
+        d.leftover_nodes = flannel_ran(objects.nodes, d.evidence);
+    }
+    if (!d.leftover_nodes.empty()) {
+        d.cni = Cni::Other;
+        d.name = "none, with flannel's CNI configuration left on the nodes";
+        return d;
+    }
+    if (any_custom || n.ready > 0 || n.other > 0 || (!all_none && !planes.empty())) {
+        d.cni = Cni::Other;
+        d.name = any_custom ? "custom (cluster.network.cni.urls)" : "unrecognised";
+        return d;
+    }
+    d.cni = Cni::None;
+    d.name = "none";
+    return d;
+}
+
+Result<Detection> detect(const ClusterObjects& objects, const std::vector<ControlPlane>& planes,
+                         const RecordLimits& limits) {
+    Found found;
+    Detection d;
+    const Value* agent = scan_daemonsets(objects, found);
+    const Value* cilium_config = scan_configmaps(objects, found);
     bool all_none = !planes.empty();
     bool any_custom = false;
     for (const auto& cp : planes) {
         PlaneFacts f = read_plane(cp, found, d.manifests, d.inline_manifests);
-        if (f.cni_name != "none") {
-            all_none = false;
-        }
-        if (f.cni_name == "custom") {
-            any_custom = true;
-        }
+        all_none = all_none && f.cni_name == "none";
+        any_custom = any_custom || f.cni_name == "custom";
         if (f.cni_name != "flannel") {
             d.evidence.push_back({"node " + cp.node + " machine configuration",
                                   "cluster.network.cni.name", f.cni_name});
@@ -463,23 +499,7 @@ Result<Detection> detect(const ClusterObjects& objects, const std::vector<Contro
         return d;
     }
     if (found.cnis.empty()) {
-        NodeCounts n = count_nodes(objects.nodes, d.evidence);
-        if (!any_custom && all_none && n.ready > 0 && before_1_14(planes)) {
-            d.leftover_nodes = flannel_ran(objects.nodes, d.evidence);
-        }
-        if (!d.leftover_nodes.empty()) {
-            d.cni = Cni::Other;
-            d.name = "none, with flannel's CNI configuration left on the nodes";
-            return d;
-        }
-        if (any_custom || n.ready > 0 || n.other > 0 || (!all_none && !planes.empty())) {
-            d.cni = Cni::Other;
-            d.name = any_custom ? "custom (cluster.network.cni.urls)" : "unrecognised";
-            return d;
-        }
-        d.cni = Cni::None;
-        d.name = "none";
-        return d;
+        return without_cni(std::move(d), objects, planes, all_none, any_custom);
     }
     const std::string& only = found.cnis.front();
     d.cni = only == "cilium"    ? Cni::Cilium

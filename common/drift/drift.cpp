@@ -325,36 +325,46 @@ bool pick_kind(const layout::Document& d) {
 
 } // namespace
 
-Capture capture(const std::vector<Change>& changes, const Value& live_facts,
-                const Value& rendered_facts, const std::vector<Value>& rendered,
-                const std::vector<Value>& live) {
+namespace {
+
+std::set<std::string> kinds_of(const std::vector<Value>& docs) {
+    std::set<std::string> kinds;
+    for (const auto& d : docs) {
+        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
+            kinds.insert(d["kind"].get<std::string>());
+        }
+    }
+    return kinds;
+}
+
+Value& typed_of(std::map<std::string, Value>& by_kind, const layout::Document& d) {
+    Value& doc = by_kind[std::string(d.kind)];
+    if (doc.is_null()) {
+        doc = Value::object();
+        doc["apiVersion"] = "v1alpha1";
+        doc["kind"] = std::string(d.kind);
+        if (!d.name.empty()) {
+            doc["name"] = std::string(d.name);
+        }
+    }
+    return doc;
+}
+
+// One capture in the making: each change goes where the node holds its setting (a registry
+// document, a list's documents, a document outside the layout table, a typed document's field, or
+// v1alpha1), as a value to set and, where the render has something the node does not, a delete.
+struct Capturer {
+    const Value& live_facts;
+    const Value& rendered_facts;
+    const std::vector<Value>& rendered;
+    const std::vector<Value>& live;
+
     Value deletes = Value::object();
     Value sets = Value::object();
     std::set<std::pair<std::string, std::string>> registries;
-    std::set<std::string> kinds;
     std::set<std::string> identities; // kind + "/" + name of every document of either side
-    for (const auto* docs : {&rendered, &live}) {
-        for (const auto& d : *docs) {
-            if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
-                kinds.insert(d["kind"].get<std::string>());
-                identities.insert(d["kind"].get<std::string>() + "/" + d.value("name", ""));
-            }
-        }
-    }
     std::map<std::string, Value> typed_deletes; // by kind, in the typed document's fields
     std::map<std::string, Value> typed_sets;
-    auto typed_of = [](std::map<std::string, Value>& by_kind, const layout::Document& d) -> Value& {
-        Value& doc = by_kind[std::string(d.kind)];
-        if (doc.is_null()) {
-            doc = Value::object();
-            doc["apiVersion"] = "v1alpha1";
-            doc["kind"] = std::string(d.kind);
-            if (!d.name.empty()) {
-                doc["name"] = std::string(d.name);
-            }
-        }
-        return doc;
-    };
     // Documents outside the layout table, by identity: the deletes (a whole document the node
     // does not have, or fields of one it has) and the values to set.
     std::map<std::string, Value> doc_deletes;
@@ -363,129 +373,153 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     // The paths the node lacks that the render sets: a mapping the node does not have at all
     // whose every leaf is among them is deleted whole, not left behind empty.
     std::set<std::string> removed;
-    for (const auto& c : changes) {
-        if (c.current.is_null() && !c.proposed.is_null()) {
-            removed.insert(c.dotted);
-        }
-    }
     std::set<std::string> live_kinds;
-    for (const auto& d : live) {
-        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
-            live_kinds.insert(d["kind"].get<std::string>());
-        }
-    }
     std::set<std::string> rendered_kinds;
-    for (const auto& d : rendered) {
-        if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
-            rendered_kinds.insert(d["kind"].get<std::string>());
+    std::set<std::string> whole_deletes;
+
+    Capturer(const std::vector<Change>& changes, const Value& live_facts_,
+             const Value& rendered_facts_, const std::vector<Value>& rendered_,
+             const std::vector<Value>& live_)
+        : live_facts(live_facts_), rendered_facts(rendered_facts_), rendered(rendered_),
+          live(live_), live_kinds(kinds_of(live_)), rendered_kinds(kinds_of(rendered_)) {
+        for (const auto* docs : {&rendered, &live}) {
+            for (const auto& d : *docs) {
+                if (d.is_object() && d.contains("kind") && d["kind"].is_string()) {
+                    identities.insert(d["kind"].get<std::string>() + "/" + d.value("name", ""));
+                }
+            }
+        }
+        for (const auto& c : changes) {
+            if (c.current.is_null() && !c.proposed.is_null()) {
+                removed.insert(c.dotted);
+            }
         }
     }
-    std::set<std::string> whole_deletes;
-    for (const auto& c : changes) {
-        // A registry setting goes into its document (the layout of contracts 1.12 and later)
-        // unless neither the node nor the render holds that kind of document: a node that keeps
-        // its registries in v1alpha1 keeps them there.
-        if (auto reg = registry_doc(c.path);
-            !reg.first.empty() &&
-            (identities.count(reg.first + "/" + reg.second) != 0 || live.empty())) {
-            registries.insert(reg);
-            continue;
+
+    void add(const Change& c) {
+        if (registry(c) || rendered_list(c) || live_list(c) || other_document(c)) {
+            return;
         }
-        // A list the render holds as documents, one per item (1.14), and the node in v1alpha1
-        // or not at all: the rendered documents are deleted, and what the node has is set where
-        // it has it.
-        if (std::string kind = list_document(c.dotted, rendered_kinds);
-            !kind.empty() && list_document(c.dotted, live_kinds).empty()) {
-            if (!c.proposed.is_null()) {
-                for (const auto& d : rendered) {
-                    if (d.is_object() && d.value("kind", "") == kind) {
-                        Value del = typed_doc(kind.c_str(), d.value("name", ""));
-                        del["$patch"] = "delete";
-                        doc_deletes[kind + "/" + d.value("name", "")] = std::move(del);
-                    }
-                }
-            }
-            if (const Value* now = find(live_facts, c.path, c.path.size()); now != nullptr) {
-                at(sets, c.path, c.path.size()) = kept(*now);
-            }
-            continue;
+        typed_or_v1alpha1(c);
+    }
+
+    // A registry setting goes into its document (the layout of contracts 1.12 and later) unless
+    // neither the node nor the render holds that kind of document: a node that keeps its
+    // registries in v1alpha1 keeps them there.
+    bool registry(const Change& c) {
+        auto reg = registry_doc(c.path);
+        if (reg.first.empty() ||
+            (identities.count(reg.first + "/" + reg.second) == 0 && !live.empty())) {
+            return false;
         }
-        if (std::string kind = list_document(c.dotted, live_kinds); !kind.empty()) {
-            // the node holds the list as documents, one per item: written as the node has them
-            if (!c.proposed.is_null()) {
-                for (const auto& d : rendered) {
-                    if (d.is_object() && d.value("kind", "") == kind) {
-                        Value del = Value::object();
-                        del["apiVersion"] = "v1alpha1";
-                        del["kind"] = kind;
-                        del["name"] = d.value("name", "");
-                        del["$patch"] = "delete";
-                        doc_deletes[kind + "/" + d.value("name", "")] = std::move(del);
-                    }
-                }
+        registries.insert(reg);
+        return true;
+    }
+
+    void delete_rendered_of_kind(const std::string& kind) {
+        for (const auto& d : rendered) {
+            if (d.is_object() && d.value("kind", "") == kind) {
+                Value del = typed_doc(kind.c_str(), d.value("name", ""));
+                del["$patch"] = "delete";
+                doc_deletes[kind + "/" + d.value("name", "")] = std::move(del);
             }
-            if (const Value* now = find(live_facts, c.path, c.path.size()); now != nullptr) {
-                Value tree = Value::object();
-                at(tree, c.path, c.path.size()) = *now;
-                t_pick_kind = kind;
-                for (auto& d : layout::to_documents(tree, pick_kind)) {
-                    list_sets.push_back(std::move(d));
-                }
-            }
-            continue;
         }
-        if (DocumentFact f = document_fact(c.path); !f.kind.empty()) {
-            const std::string id = f.kind + "/" + f.name;
-            // a document of the layout table holds v1alpha1 facts besides these: never deleted
-            // whole for the fields it has beyond the table
-            bool layout_kind = false;
-            for (const auto& r : layout::rows()) {
-                layout_kind = layout_kind || r.document->kind == f.kind;
-            }
-            const bool node_has = layout_kind || find(live_facts, f.root, f.root.size()) != nullptr;
-            const bool render_has = find(rendered_facts, f.root, f.root.size()) != nullptr;
-            if (!node_has) {
-                if (render_has && whole_deletes.insert(id).second) {
-                    Value d = identity_doc(f);
-                    d["$patch"] = "delete";
-                    doc_deletes[id] = std::move(d);
-                }
-                continue;
-            }
-            bool list = c.current.is_array() || c.proposed.is_array();
-            bool shape = c.current.is_object() != c.proposed.is_object();
-            bool remove = !c.proposed.is_null() && (c.current.is_null() || list || shape);
-            if (remove && !f.keys.empty()) {
-                Value& d = doc_deletes[id];
-                if (d.is_null()) {
-                    d = identity_doc(f);
-                }
-                at(d, f.keys, f.keys.size()) = delete_marker();
-            }
-            if (!c.current.is_null()) {
-                const Value* live = find(live_facts, c.path, c.path.size());
-                Value& d = doc_sets[id];
-                if (d.is_null()) {
-                    d = identity_doc(f);
-                }
-                Value value = kept(live != nullptr ? *live : c.current);
-                if (f.keys.empty()) {
-                    if (value.is_object()) {
-                        for (auto it = value.begin(); it != value.end(); ++it) {
-                            d[it.key()] = it.value();
-                        }
-                    }
-                } else {
-                    at(d, f.keys, f.keys.size()) = std::move(value);
-                }
-            }
-            continue;
+    }
+
+    // A list the render holds as documents, one per item (1.14), and the node in v1alpha1 or not
+    // at all: the rendered documents are deleted, and what the node has is set where it has it.
+    bool rendered_list(const Change& c) {
+        std::string kind = list_document(c.dotted, rendered_kinds);
+        if (kind.empty() || !list_document(c.dotted, live_kinds).empty()) {
+            return false;
         }
+        if (!c.proposed.is_null()) {
+            delete_rendered_of_kind(kind);
+        }
+        if (const Value* now = find(live_facts, c.path, c.path.size()); now != nullptr) {
+            at(sets, c.path, c.path.size()) = kept(*now);
+        }
+        return true;
+    }
+
+    // The node holds the list as documents, one per item: written as the node has them.
+    bool live_list(const Change& c) {
+        std::string kind = list_document(c.dotted, live_kinds);
+        if (kind.empty()) {
+            return false;
+        }
+        if (!c.proposed.is_null()) {
+            delete_rendered_of_kind(kind);
+        }
+        if (const Value* now = find(live_facts, c.path, c.path.size()); now != nullptr) {
+            Value tree = Value::object();
+            at(tree, c.path, c.path.size()) = *now;
+            t_pick_kind = kind;
+            for (auto& d : layout::to_documents(tree, pick_kind)) {
+                list_sets.push_back(std::move(d));
+            }
+        }
+        return true;
+    }
+
+    static bool removes(const Change& c) {
         bool list = c.current.is_array() || c.proposed.is_array();
         bool shape = c.current.is_object() != c.proposed.is_object();
-        bool remove = !c.proposed.is_null() && (c.current.is_null() || list || shape);
-        const Value* live = find(live_facts, c.path, c.path.size());
-        Value value = c.current.is_null() ? Value() : kept(live != nullptr ? *live : c.current);
+        return !c.proposed.is_null() && (c.current.is_null() || list || shape);
+    }
+
+    // A document outside the layout table (or a layout document's field beyond the table).
+    bool other_document(const Change& c) {
+        DocumentFact f = document_fact(c.path);
+        if (f.kind.empty()) {
+            return false;
+        }
+        const std::string id = f.kind + "/" + f.name;
+        // a document of the layout table holds v1alpha1 facts besides these: never deleted
+        // whole for the fields it has beyond the table
+        bool layout_kind = false;
+        for (const auto& r : layout::rows()) {
+            layout_kind = layout_kind || r.document->kind == f.kind;
+        }
+        const bool node_has = layout_kind || find(live_facts, f.root, f.root.size()) != nullptr;
+        const bool render_has = find(rendered_facts, f.root, f.root.size()) != nullptr;
+        if (!node_has) {
+            if (render_has && whole_deletes.insert(id).second) {
+                Value d = identity_doc(f);
+                d["$patch"] = "delete";
+                doc_deletes[id] = std::move(d);
+            }
+            return true;
+        }
+        if (removes(c) && !f.keys.empty()) {
+            Value& d = doc_deletes[id];
+            if (d.is_null()) {
+                d = identity_doc(f);
+            }
+            at(d, f.keys, f.keys.size()) = delete_marker();
+        }
+        if (!c.current.is_null()) {
+            const Value* now = find(live_facts, c.path, c.path.size());
+            Value& d = doc_sets[id];
+            if (d.is_null()) {
+                d = identity_doc(f);
+            }
+            Value value = kept(now != nullptr ? *now : c.current);
+            if (!f.keys.empty()) {
+                at(d, f.keys, f.keys.size()) = std::move(value);
+            } else if (value.is_object()) {
+                for (auto it = value.begin(); it != value.end(); ++it) {
+                    d[it.key()] = it.value();
+                }
+            }
+        }
+        return true;
+    }
+
+    void typed_or_v1alpha1(const Change& c) {
+        const bool remove = removes(c);
+        const Value* now = find(live_facts, c.path, c.path.size());
+        Value value = c.current.is_null() ? Value() : kept(now != nullptr ? *now : c.current);
         if (auto home = typed_home(c.path, rendered_kinds, live_kinds, rendered)) {
             if (remove) {
                 at(typed_of(typed_deletes, *home->document), home->keys, home->keys.size()) =
@@ -495,7 +529,7 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
                 at(typed_of(typed_sets, *home->document), home->keys, home->keys.size()) =
                     home->whole ? layout::encode(home->field->codec, value) : value;
             }
-            continue;
+            return;
         }
         if (remove) {
             std::vector<std::string> where = lifted(c.path, live_facts, rendered_facts, removed);
@@ -505,48 +539,71 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
             at(sets, c.path, c.path.size()) = std::move(value);
         }
     }
-    std::vector<Value> docs;
-    if (!deletes.empty()) {
-        docs.push_back(std::move(deletes));
+
+    // The registry documents: the render's deleted, the node's set as it has them.
+    std::vector<Value> registry_sets(std::vector<Value>& docs) const {
+        std::vector<Value> reg_sets;
+        for (const auto& [kind, host] : registries) {
+            auto path = registry_fact_path(kind, host);
+            const Value* was = find(rendered_facts, path, path.size());
+            const Value* now = find(live_facts, path, path.size());
+            if (was != nullptr) {
+                Value d = typed_doc(kind.c_str(), host);
+                d["$patch"] = "delete";
+                docs.push_back(std::move(d));
+            }
+            if (now == nullptr) {
+                continue;
+            }
+            if (Value d = registry_document(path, kept(*now)); !d.is_null()) {
+                reg_sets.push_back(std::move(d));
+            }
+        }
+        return reg_sets;
     }
-    for (auto& [kind, d] : typed_deletes) {
-        docs.push_back(std::move(d));
-    }
-    for (auto& [id, d] : doc_deletes) {
-        docs.push_back(std::move(d));
-    }
-    std::vector<Value> reg_sets;
-    for (const auto& [kind, host] : registries) {
-        auto path = registry_fact_path(kind, host);
-        const Value* was = find(rendered_facts, path, path.size());
-        const Value* now = find(live_facts, path, path.size());
-        if (was != nullptr) {
-            Value d = typed_doc(kind.c_str(), host);
-            d["$patch"] = "delete";
+
+    // The patch's documents: every delete before every set.
+    std::vector<Value> documents() {
+        std::vector<Value> docs;
+        if (!deletes.empty()) {
+            docs.push_back(std::move(deletes));
+        }
+        for (auto& [kind, d] : typed_deletes) {
             docs.push_back(std::move(d));
         }
-        if (now == nullptr) {
-            continue;
+        for (auto& [id, d] : doc_deletes) {
+            docs.push_back(std::move(d));
         }
-        if (Value d = registry_document(path, kept(*now)); !d.is_null()) {
-            reg_sets.push_back(std::move(d));
+        std::vector<Value> reg_sets = registry_sets(docs);
+        if (!sets.empty()) {
+            docs.push_back(std::move(sets));
         }
+        for (auto& [kind, d] : typed_sets) {
+            docs.push_back(std::move(d));
+        }
+        for (auto& d : reg_sets) {
+            docs.push_back(std::move(d));
+        }
+        for (auto& [id, d] : doc_sets) {
+            docs.push_back(std::move(d));
+        }
+        for (auto& d : list_sets) {
+            docs.push_back(std::move(d));
+        }
+        return docs;
     }
-    if (!sets.empty()) {
-        docs.push_back(std::move(sets));
+};
+
+} // namespace
+
+Capture capture(const std::vector<Change>& changes, const Value& live_facts,
+                const Value& rendered_facts, const std::vector<Value>& rendered,
+                const std::vector<Value>& live) {
+    Capturer capturer(changes, live_facts, rendered_facts, rendered, live);
+    for (const auto& c : changes) {
+        capturer.add(c);
     }
-    for (auto& [kind, d] : typed_sets) {
-        docs.push_back(std::move(d));
-    }
-    for (auto& d : reg_sets) {
-        docs.push_back(std::move(d));
-    }
-    for (auto& [id, d] : doc_sets) {
-        docs.push_back(std::move(d));
-    }
-    for (auto& d : list_sets) {
-        docs.push_back(std::move(d));
-    }
+    std::vector<Value> docs = capturer.documents();
     Capture out;
     if (docs.empty()) {
         return out;

@@ -204,6 +204,22 @@ void refuse_without_control_plane(doc::ResourceList& list, Outcome& planned) {
     planned.done = 0;
 }
 
+// The node's own dry run of each planned machine: a control plane it refuses refuses the cluster.
+Outcome checked_on_nodes(Outcome planned, doc::ResourceList& list, const AdoptOptions& o,
+                         const AdoptWorld& w, Whole& whole, const std::string& name,
+                         const InspectOptions& io) {
+    const int cps = planned_control_planes(list);
+    planned = with_node_check(
+        planned, node_check(list, node_check_over(w, name, &whole.cluster, &whole.bundle, {}, io)));
+    if (!planned.error && planned_control_planes(list) < cps) {
+        refuse_without_control_plane(list, planned);
+    }
+    if (auto st = keep_stage(o.keep_stages, "4-node-check.yaml", list); !st && !planned.error) {
+        return failed(st.error());
+    }
+    return planned;
+}
+
 Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, const AdoptWorld& w,
                            Whole& whole, doc::ResourceList& list) {
     const std::string& ns = w.objects->ns();
@@ -276,16 +292,7 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
     if (!o.node_check || planned.done == 0) {
         return planned;
     }
-    const int cps = planned_control_planes(list);
-    planned = with_node_check(
-        planned, node_check(list, node_check_over(w, name, &whole.cluster, &whole.bundle, {}, io)));
-    if (!planned.error && planned_control_planes(list) < cps) {
-        refuse_without_control_plane(list, planned);
-    }
-    if (auto st = keep_stage(o.keep_stages, "4-node-check.yaml", list); !st && !planned.error) {
-        return failed(st.error());
-    }
-    return planned;
+    return checked_on_nodes(std::move(planned), list, o, w, whole, name, io);
 }
 
 // True when the Node's Ready condition is True.

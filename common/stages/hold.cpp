@@ -575,6 +575,39 @@ void report(Written& w, const Value& item, const std::string& default_ns, doc::R
         return;
     }
 }
+// A plan that creates the bundle Secret needs the bundle.
+Status check_bundle_given(const doc::ResourceList& list, const ApplyOptions& o) {
+    for (const auto& item : list.items) {
+        if (is_bundle_secret(item) && o.bundle == nullptr) {
+            return make_error(ErrorKind::Usage,
+                              "the plan creates the bundle Secret " + name_of(item) +
+                                  ", and no secrets bundle was given; " +
+                                  std::string(vocab::k_nothing_written),
+                              "kubectl ichor hold apply -f PLAN --secrets-bundle FILE", "NoBundle");
+        }
+    }
+    return ok_status();
+}
+
+// The credentials' values, from the configurations just read, before anything is written.
+Result<std::map<std::string, Value>> credentials_of(const doc::ResourceList& list,
+                                                    const std::vector<FreshConfig>& fresh) {
+    std::map<std::string, Value> credentials;
+    std::vector<std::pair<std::string, std::string>> configs;
+    for (const auto& f : fresh) {
+        configs.emplace_back(f.address, f.bytes);
+    }
+    for (const auto& item : list.items) {
+        if (is_credentials_secret(item)) {
+            auto filled = fill_credentials(item, configs);
+            if (!filled) {
+                return filled.error();
+            }
+            credentials[name_of(item)] = std::move(*filled);
+        }
+    }
+    return credentials;
+}
 } // namespace
 
 Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
@@ -582,35 +615,18 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
         if (auto st = check_plan_writable(list); !st) {
             return failed(st.error());
         }
-        for (const auto& item : list.items) {
-            if (is_bundle_secret(item) && o.bundle == nullptr) {
-                return failed(make_error(ErrorKind::Usage,
-                                         "the plan creates the bundle Secret " + name_of(item) +
-                                             ", and no secrets bundle was given; " +
-                                             std::string(vocab::k_nothing_written),
-                                         "kubectl ichor hold apply -f PLAN --secrets-bundle FILE",
-                                         "NoBundle"));
-            }
+        if (auto st = check_bundle_given(list, o); !st) {
+            return failed(st.error());
         }
         auto fresh = read_and_check(list, o);
         if (!fresh) {
             return failed(fresh.error());
         }
-        // The credentials' values, from the configurations just read, before anything is written.
-        std::map<std::string, Value> credentials;
-        std::vector<std::pair<std::string, std::string>> configs;
-        for (const auto& f : *fresh) {
-            configs.emplace_back(f.address, f.bytes);
+        auto filled = credentials_of(list, *fresh);
+        if (!filled) {
+            return failed(filled.error());
         }
-        for (const auto& item : list.items) {
-            if (is_credentials_secret(item)) {
-                auto filled = fill_credentials(item, configs);
-                if (!filled) {
-                    return failed(filled.error());
-                }
-                credentials[name_of(item)] = std::move(*filled);
-            }
-        }
+        std::map<std::string, Value> credentials = std::move(*filled);
         if (auto st = write_backups(*fresh, o); !st) {
             return failed(st.error());
         }
@@ -870,6 +886,40 @@ cluster_objects(IchorObjects& objects, const std::string& cluster) {
     return std::make_pair(std::move(*machines), std::move(*patches));
 }
 
+bool is_control_plane(const Value& m) {
+    return doc::get_string(m, "spec.role") == "controlplane";
+}
+
+// The held machines chosen (all when none is named), control planes first.
+std::vector<Value> held_machines(const std::vector<Value>& machines,
+                                 const std::vector<std::string>& chosen) {
+    std::vector<Value> held;
+    for (const auto& m : machines) {
+        bool named =
+            chosen.empty() || std::find(chosen.begin(), chosen.end(), name_of(m)) != chosen.end();
+        if (named && has_annotation(m, vocab::k_annotation_hold_apply)) {
+            held.push_back(m);
+        }
+    }
+    std::stable_sort(held.begin(), held.end(), [](const Value& a, const Value& b) {
+        return is_control_plane(a) > is_control_plane(b);
+    });
+    return held;
+}
+
+// Control planes one at a time; workers in waves of `parallel`, each wave waiting for Ready.
+std::vector<std::vector<const Value*>> release_waves(const std::vector<Value>& held, int parallel) {
+    std::vector<std::vector<const Value*>> waves;
+    for (const auto& m : held) {
+        if (is_control_plane(m) || waves.empty() || is_control_plane(*waves.back().front()) ||
+            static_cast<int>(waves.back().size()) >= std::max(1, parallel)) {
+            waves.emplace_back();
+        }
+        waves.back().push_back(&m);
+    }
+    return waves;
+}
+
 Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     IchorObjects& objects = *o.objects;
     auto read = cluster_objects(objects, o.cluster);
@@ -878,29 +928,8 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     }
     auto& [machines, patches] = *read;
     list = doc::ResourceList{};
-    std::vector<Value> held;
-    for (const auto& m : machines) {
-        bool chosen = o.machines.empty() || std::find(o.machines.begin(), o.machines.end(),
-                                                      name_of(m)) != o.machines.end();
-        if (chosen && has_annotation(m, vocab::k_annotation_hold_apply)) {
-            held.push_back(m);
-        }
-    }
-    std::stable_sort(held.begin(), held.end(), [](const Value& a, const Value& b) {
-        return (doc::get_string(a, "spec.role") == "controlplane") >
-               (doc::get_string(b, "spec.role") == "controlplane");
-    });
-    // Control planes one at a time; workers in waves of `parallel`, each wave waiting for Ready.
-    std::vector<std::vector<const Value*>> waves;
-    for (const auto& m : held) {
-        const bool cp = doc::get_string(m, "spec.role") == "controlplane";
-        if (cp || waves.empty() ||
-            doc::get_string(*waves.back().front(), "spec.role") == "controlplane" ||
-            static_cast<int>(waves.back().size()) >= std::max(1, o.parallel)) {
-            waves.emplace_back();
-        }
-        waves.back().push_back(&m);
-    }
+    std::vector<Value> held = held_machines(machines, o.machines);
+    const auto waves = release_waves(held, o.parallel);
     // One PlanOptions for every zero-drift check of the release, instead of a copy of the
     // namespace's machines and patches for each machine: quadratic, a million copies of a
     // TalosMachine on 1,000 machines (issue 22, "a thousand nodes").

@@ -175,35 +175,118 @@ Value node_tags(const Check& c) {
     return t;
 }
 
+std::string patches_hint(const NodeCheckOptions& o) {
+    return "kubectl get talosconfigpatches -n " + o.ns + " -l " +
+           vocab::cluster_selector(o.cluster);
+}
+
+// A node that rejected the render, or could not be asked: the machine is blocked.
+void report_failure(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
+                    const std::string& who, bool& unreachable) {
+    Error e = !c.failure.empty() ? make_error(ErrorKind::Findings, c.failure) : c.answer.error();
+    Value tags = node_tags(c);
+    if (e.code == "InvalidArgument") {
+        std::string hint = patches_hint(o) + " (fix the patch the node's words point to)";
+        tags[std::string(vocab::k_tag_hint)] = hint;
+        plan.add_result(doc::Severity::Error,
+                        who + ": the node rejects the rendered configuration: " + node_words(e) +
+                            "; this machine is blocked; hint: " + hint,
+                        "NodeRejected", c.machine, tags);
+        return;
+    }
+    unreachable = talos::node_gone(e.code);
+    std::string hint = unreachable ? "kubectl ichor inspect " + c.node +
+                                         " --talosconfig FILE, or skip the check with "
+                                         "--no-node-check"
+                                   : patches_hint(o);
+    tags[std::string(vocab::k_tag_hint)] = hint;
+    plan.add_result(doc::Severity::Error,
+                    who + ": the node could not check the plan: " + e.message +
+                        "; this machine is blocked; hint: " + hint,
+                    "NodeCheckFailed", c.machine, tags);
+}
+
+// The items of `a` that no item of `b` names the same fact as.
+std::vector<std::string> unmatched(const std::vector<std::string>& a,
+                                   const std::vector<std::string>& b, bool a_is_node) {
+    std::vector<std::string> out;
+    for (const auto& x : a) {
+        bool found = std::any_of(b.begin(), b.end(), [&](const std::string& y) {
+            return a_is_node ? same_fact(x, y) : same_fact(y, x);
+        });
+        if (!found) {
+            out.push_back(x);
+        }
+    }
+    return out;
+}
+
+const std::vector<std::string> k_install = {"machine.install.wipe", "machine.install.disk",
+                                            "machine.install.image",
+                                            "machine.install.diskSelector"};
+
+// The install settings the node would change that the plan's class B does not list: excused from
+// the comparison below, but named, so that the person reads which of theirs the render replaces.
+void report_install(doc::ResourceList& plan, const Check& c, const std::string& who,
+                    const std::vector<std::string>& changes,
+                    const std::vector<std::string>& class_b) {
+    std::vector<std::string> install;
+    for (const auto& x : unmatched(changes, class_b, true)) {
+        if (std::any_of(k_install.begin(), k_install.end(),
+                        [&](const std::string& p) { return same_fact(x, p); })) {
+            install.push_back(x);
+        }
+    }
+    if (install.empty()) {
+        return;
+    }
+    plan.add_result(doc::Severity::Info,
+                    who + ": the render replaces the node's install settings " + listed(install) +
+                        " with the TalosMachine's (its disk, image and wipe, read from the node): "
+                        "Talos reads them only to install or upgrade, so the running node does "
+                        "not change",
+                    "InstallReplaced", c.machine, node_tags(c));
+}
+
+// The node's changes against the plan's class B list: a warning when they disagree.
+void compare_with_plan(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
+                       const std::string& who, const std::vector<std::string>& changes,
+                       const std::vector<std::string>& class_b) {
+    // The install fields come from the TalosMachine, which takes them from the node: a change
+    // there is the render writing the generator's form of the same value (wipe: false where a
+    // hand-written base leaves it out), never one the plan would have to list.
+    std::vector<std::string> expected = class_b;
+    expected.insert(expected.end(), k_install.begin(), k_install.end());
+    const auto node_only = unmatched(changes, expected, true);
+    const auto plan_only = unmatched(class_b, changes, false);
+    if (node_only.empty() && plan_only.empty()) {
+        return;
+    }
+    Value mt = node_tags(c);
+    std::string hint = "kubectl ichor drift --cluster " + o.cluster +
+                       " -f PLAN, and report the render or diff the paths name";
+    mt[std::string(vocab::k_tag_hint)] = hint;
+    std::string detail;
+    if (!node_only.empty()) {
+        detail += "the node would change " + listed(node_only) + ", which the plan does not list";
+    }
+    if (!plan_only.empty()) {
+        detail += (detail.empty() ? "" : "; ") + std::string("the plan lists ") +
+                  listed(plan_only) + " as class B, which the node would not change";
+    }
+    plan.add_result(doc::Severity::Warning,
+                    who + ": the node's changes and the plan's class B disagree (the node: " +
+                        listed(changes) + "; the plan: " + listed(class_b) + "): " + detail +
+                        "; the render or the diff is wrong; hint: " + hint,
+                    "NodeCheckMismatch", c.machine, mt);
+}
+
 // The results of one machine; true when the node accepted it.
 bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
             const std::vector<std::string>& class_b, bool& unreachable) {
     const std::string who = c.name + " (" + c.node + ")";
-    const std::string patches_hint =
-        "kubectl get talosconfigpatches -n " + o.ns + " -l " + vocab::cluster_selector(o.cluster);
     if (!c.failure.empty() || !c.answer) {
-        Error e =
-            !c.failure.empty() ? make_error(ErrorKind::Findings, c.failure) : c.answer.error();
-        Value tags = node_tags(c);
-        if (e.code == "InvalidArgument") {
-            std::string hint = patches_hint + " (fix the patch the node's words point to)";
-            tags[std::string(vocab::k_tag_hint)] = hint;
-            plan.add_result(doc::Severity::Error,
-                            who + ": the node rejects the rendered configuration: " +
-                                node_words(e) + "; this machine is blocked; hint: " + hint,
-                            "NodeRejected", c.machine, tags);
-            return false;
-        }
-        unreachable = talos::node_gone(e.code);
-        std::string hint = unreachable ? "kubectl ichor inspect " + c.node +
-                                             " --talosconfig FILE, or skip the check with "
-                                             "--no-node-check"
-                                       : patches_hint;
-        tags[std::string(vocab::k_tag_hint)] = hint;
-        plan.add_result(doc::Severity::Error,
-                        who + ": the node could not check the plan: " + e.message +
-                            "; this machine is blocked; hint: " + hint,
-                        "NodeCheckFailed", c.machine, tags);
+        report_failure(plan, c, o, who, unreachable);
         return false;
     }
     const std::vector<std::string> changes = dry_run_changes(c.answer->mode_details);
@@ -216,66 +299,8 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
         text += "; the node warns: " + w;
     }
     plan.add_result(doc::Severity::Info, text, "NodeCheck", c.machine, tags);
-    auto unmatched = [](const std::vector<std::string>& a, const std::vector<std::string>& b,
-                        bool a_is_node) {
-        std::vector<std::string> out;
-        for (const auto& x : a) {
-            bool found = std::any_of(b.begin(), b.end(), [&](const std::string& y) {
-                return a_is_node ? same_fact(x, y) : same_fact(y, x);
-            });
-            if (!found) {
-                out.push_back(x);
-            }
-        }
-        return out;
-    };
-    // The install fields come from the TalosMachine, which takes them from the node: a change
-    // there is the render writing the generator's form of the same value (wipe: false where a
-    // hand-written base leaves it out), never one the plan would have to list.
-    static const std::vector<std::string> k_install = {
-        "machine.install.wipe", "machine.install.disk", "machine.install.image",
-        "machine.install.diskSelector"};
-    std::vector<std::string> expected = class_b;
-    expected.insert(expected.end(), k_install.begin(), k_install.end());
-    const auto node_only = unmatched(changes, expected, true);
-    // Excused, but said: the person reads which install settings of theirs the render replaces.
-    std::vector<std::string> install;
-    for (const auto& x : unmatched(changes, class_b, true)) {
-        if (std::any_of(k_install.begin(), k_install.end(),
-                        [&](const std::string& p) { return same_fact(x, p); })) {
-            install.push_back(x);
-        }
-    }
-    if (!install.empty()) {
-        plan.add_result(doc::Severity::Info,
-                        who + ": the render replaces the node's install settings " +
-                            listed(install) +
-                            " with the TalosMachine's (its disk, image and wipe, read from the "
-                            "node): Talos reads them only to install or upgrade, so the running "
-                            "node does not change",
-                        "InstallReplaced", c.machine, node_tags(c));
-    }
-    const auto plan_only = unmatched(class_b, changes, false);
-    if (!node_only.empty() || !plan_only.empty()) {
-        Value mt = node_tags(c);
-        std::string hint = "kubectl ichor drift --cluster " + o.cluster +
-                           " -f PLAN, and report the render or diff the paths name";
-        mt[std::string(vocab::k_tag_hint)] = hint;
-        std::string detail;
-        if (!node_only.empty()) {
-            detail +=
-                "the node would change " + listed(node_only) + ", which the plan does not list";
-        }
-        if (!plan_only.empty()) {
-            detail += (detail.empty() ? "" : "; ") + std::string("the plan lists ") +
-                      listed(plan_only) + " as class B, which the node would not change";
-        }
-        plan.add_result(doc::Severity::Warning,
-                        who + ": the node's changes and the plan's class B disagree (the node: " +
-                            listed(changes) + "; the plan: " + listed(class_b) + "): " + detail +
-                            "; the render or the diff is wrong; hint: " + hint,
-                        "NodeCheckMismatch", c.machine, mt);
-    }
+    report_install(plan, c, who, changes, class_b);
+    compare_with_plan(plan, c, o, who, changes, class_b);
     return true;
 }
 

@@ -677,86 +677,103 @@ struct Layering {
     int machine_patches = 0;
 };
 
-Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
-               const std::string& ns) {
-    Layering out;
+// How many machines, of the cluster and of each role, share each class A change.
+struct Shares {
     std::map<std::string, int> everywhere;                     // key -> machines
     std::map<std::string, std::map<std::string, int>> by_role; // role -> key -> machines
     std::map<std::string, int> role_size;
-    for (const auto& p : planned) {
-        role_size[p.input.role]++;
-        for (const auto& c : p.class_a) {
-            everywhere[key_of(c)]++;
-            by_role[p.input.role][key_of(c)]++;
+    int total = 0;
+
+    explicit Shares(const std::vector<Planned>& planned) : total(static_cast<int>(planned.size())) {
+        for (const auto& p : planned) {
+            role_size[p.input.role]++;
+            for (const auto& c : p.class_a) {
+                everywhere[key_of(c)]++;
+                by_role[p.input.role][key_of(c)]++;
+            }
         }
     }
-    const int total = static_cast<int>(planned.size());
-    auto in_cluster = [&](const drift::Change& c) {
-        return total >= 2 && everywhere[key_of(c)] == total;
-    };
-    auto in_role = [&](const std::string& role, const drift::Change& c) {
-        return role_size[role] >= 2 && by_role[role][key_of(c)] == role_size[role];
-    };
-    auto describe = [](const std::vector<drift::Change>& cs) {
-        std::vector<std::string> paths;
-        for (const auto& c : cs) {
-            paths.push_back(c.dotted);
+    bool in_cluster(const drift::Change& c) const {
+        auto it = everywhere.find(key_of(c));
+        return total >= 2 && it != everywhere.end() && it->second == total;
+    }
+    bool in_role(const std::string& role, const drift::Change& c) const {
+        auto size = role_size.find(role);
+        auto counts = by_role.find(role);
+        if (size == role_size.end() || size->second < 2 || counts == by_role.end()) {
+            return false;
         }
-        return util::join(paths, ", ");
-    };
+        auto it = counts->second.find(key_of(c));
+        return it != counts->second.end() && it->second == size->second;
+    }
+};
+
+std::string describe(const std::vector<drift::Change>& cs) {
+    std::vector<std::string> paths;
+    for (const auto& c : cs) {
+        paths.push_back(c.dotted);
+    }
+    return util::join(paths, ", ");
+}
+
+std::vector<std::string> addresses_in(const std::vector<Planned>& planned,
+                                      const std::string& role) {
+    std::vector<std::string> a;
+    for (const auto& p : planned) {
+        if (role.empty() || p.input.role == role) {
+            a.push_back(text_at(*p.machine, "spec.address"));
+        }
+    }
+    return a;
+}
+
+// One layer's patch, captured from the machine `f` (every machine of the layer has the changes),
+// with its credentials Secret when it carries any.
+void add_patch(Layering& out, const Planned& f, const std::string& name, const std::string& layer,
+               const std::string& target, const std::vector<drift::Change>& changes,
+               const std::vector<std::string>& nodes, const std::string& cluster,
+               const std::string& ns) {
+    std::vector<Value> live;
+    if (const Value* docs = View(*f.node->item).config(); docs != nullptr && docs->is_array()) {
+        live.assign(docs->begin(), docs->end());
+    }
+    drift::Capture cap = drift::capture(changes, *f.live_facts, f.rendered_facts, f.rendered, live);
+    Value patch = make_patch(name, cluster, layer, target, cap.text, ns);
+    if (Value sec = attach_credentials(patch, cap.secrets, nodes); !sec.is_null()) {
+        out.secrets.push_back(std::move(sec));
+    }
+    out.patches.push_back(std::move(patch));
+    out.layer_of[name] = layer;
+}
+
+Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
+               const std::string& ns) {
+    Layering out;
+    const Shares shares(planned);
     // cluster layer: from the first machine that has the changes (all do)
     std::vector<drift::Change> cluster_changes;
     std::map<std::string, std::vector<drift::Change>> role_changes;
     std::map<std::string, const Planned*> role_first;
     for (const auto& p : planned) {
-        if (role_first.count(p.input.role) == 0) {
-            role_first[p.input.role] = &p;
-        }
+        role_first.try_emplace(p.input.role, &p);
     }
-    if (!planned.empty()) {
-        for (const auto& c : planned.front().class_a) {
-            if (in_cluster(c)) {
-                cluster_changes.push_back(c);
-            }
+    for (const auto& c : planned.empty() ? std::vector<drift::Change>{} : planned.front().class_a) {
+        if (shares.in_cluster(c)) {
+            cluster_changes.push_back(c);
         }
     }
     for (const auto& [role, first] : role_first) {
         for (const auto& c : first->class_a) {
-            if (!in_cluster(c) && in_role(role, c)) {
+            if (!shares.in_cluster(c) && shares.in_role(role, c)) {
                 role_changes[role].push_back(c);
             }
         }
     }
-    auto add_patch = [&](const Planned& f, const std::string& name, const std::string& layer,
-                         const std::string& target, const std::vector<drift::Change>& changes,
-                         const std::vector<std::string>& nodes) {
-        std::vector<Value> live;
-        if (const Value* docs = View(*f.node->item).config(); docs != nullptr && docs->is_array()) {
-            live.assign(docs->begin(), docs->end());
-        }
-        drift::Capture cap =
-            drift::capture(changes, *f.live_facts, f.rendered_facts, f.rendered, live);
-        Value patch = make_patch(name, cluster, layer, target, cap.text, ns);
-        if (Value sec = attach_credentials(patch, cap.secrets, nodes); !sec.is_null()) {
-            out.secrets.push_back(std::move(sec));
-        }
-        out.patches.push_back(std::move(patch));
-    };
-    auto addresses = [&](const std::string& role) {
-        std::vector<std::string> a;
-        for (const auto& p : planned) {
-            if (role.empty() || p.input.role == role) {
-                a.push_back(text_at(*p.machine, "spec.address"));
-            }
-        }
-        return a;
-    };
     if (!cluster_changes.empty()) {
-        const Planned& f = planned.front();
         std::string name = cluster + "-adopted";
-        add_patch(f, name, "cluster", "", cluster_changes, addresses(""));
+        add_patch(out, planned.front(), name, "cluster", "", cluster_changes,
+                  addresses_in(planned, ""), cluster, ns);
         out.lines.push_back(name + " (cluster layer): " + describe(cluster_changes));
-        out.layer_of[name] = "cluster";
         out.cluster_patches++;
         for (const auto& p : planned) {
             for (const auto& c : cluster_changes) {
@@ -765,11 +782,10 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
         }
     }
     for (const auto& [role, changes] : role_changes) {
-        const Planned& f = *role_first[role];
         std::string name = cluster + "-" + role + "s-adopted";
-        add_patch(f, name, "role", role, changes, addresses(role));
+        add_patch(out, *role_first[role], name, "role", role, changes, addresses_in(planned, role),
+                  cluster, ns);
         out.lines.push_back(name + " (role " + role + "): " + describe(changes));
-        out.layer_of[name] = "role";
         out.role_patches++;
         for (const auto& p : planned) {
             for (const auto& c : changes) {
@@ -782,7 +798,7 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
     for (const auto& p : planned) {
         std::vector<drift::Change> own;
         for (const auto& c : p.class_a) {
-            if (!in_cluster(c) && !in_role(p.input.role, c)) {
+            if (!shares.in_cluster(c) && !shares.in_role(p.input.role, c)) {
                 own.push_back(c);
             }
         }
@@ -791,15 +807,56 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
         }
         std::string machine = text_at(*p.machine, "metadata.name");
         std::string name = machine + "-adopted";
-        add_patch(p, name, "machine", machine, own, {text_at(*p.machine, "spec.address")});
+        add_patch(out, p, name, "machine", machine, own, {text_at(*p.machine, "spec.address")},
+                  cluster, ns);
         out.lines.push_back(name + " (machine " + machine + "): " + describe(own));
-        out.layer_of[name] = "machine";
         out.machine_patches++;
         for (const auto& c : own) {
             out.where[machine + "\x1f" + c.dotted] = name;
         }
     }
     return out;
+}
+
+// One class A change captured into a cluster or role patch, for all the nodes that have it.
+struct CaptureGroup {
+    Value result;
+    std::vector<std::string> nodes;
+    std::string layer;
+    std::string role;
+};
+
+// "ADDRESS: PATH: the node has X, ..." -> "each node has X, ..." (the path and scope are put
+// before it once the group is complete)
+std::string for_all_nodes(const std::string& body, const std::string& node,
+                          const std::string& path) {
+    std::string rest = body.substr(std::min(body.size(), node.size() + 2));
+    const std::string head = path + ": ";
+    if (rest.starts_with(head)) {
+        rest = rest.substr(head.size());
+    }
+    if (rest.starts_with("the node does not set it")) {
+        rest = "no node sets it" + rest.substr(24);
+    } else if (rest.starts_with("the node ")) {
+        rest = "each node " + rest.substr(9);
+    }
+    return rest;
+}
+
+// "PATH on all 6 nodes: each node has X, ...; captured into TalosConfigPatch P (cluster layer)"
+Value grouped_result(CaptureGroup& g, const std::string& lead) {
+    const std::string path = text_at(g.result, "field.path");
+    const std::string n = g.nodes.size() == 2 ? "both" : "all " + std::to_string(g.nodes.size());
+    const std::string scope = g.layer == "cluster" ? n + " nodes" : n + " " + g.role + " nodes";
+    std::string message = g.result.value("message", "");
+    const auto at_lead = message.rfind(lead);
+    const auto name_end = message.find(';', at_lead + lead.size());
+    const std::string layer_text =
+        g.layer == "cluster" ? " (cluster layer)" : " (role layer, " + g.role + ")";
+    message.insert(name_end == std::string::npos ? message.size() : name_end, layer_text);
+    g.result["message"] = path + " on " + scope + ": " + message;
+    g.result["tags"][std::string(vocab::k_tag_nodes)] = util::join(g.nodes, ",");
+    return std::move(g.result);
 }
 
 // The class A results name the machine's own capture; with layers they name the patch each
@@ -815,13 +872,7 @@ void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned
         role_of[text_at(*p.machine, "spec.address")] = p.input.role;
     }
     const std::string lead = "; captured into TalosConfigPatch ";
-    struct Group {
-        Value result;
-        std::vector<std::string> nodes;
-        std::string layer;
-        std::string role;
-    };
-    std::map<std::string, Group> groups; // patch + "\x1f" + path
+    std::map<std::string, CaptureGroup> groups; // patch + "\x1f" + path
     std::vector<std::string> order;
     Value kept = Value::array();
     for (auto& r : list.results) {
@@ -856,39 +907,16 @@ void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned
             order.push_back(key);
             g->second.layer = layer->second;
             g->second.role = role_of[node];
-            // "ADDRESS: PATH: the node has X, ..." -> "PATH on SCOPE: each node has X, ..."
-            std::string rest = body.substr(std::min(body.size(), node.size() + 2));
-            const std::string head = path + ": ";
-            if (rest.starts_with(head)) {
-                rest = rest.substr(head.size());
-            }
-            if (rest.starts_with("the node does not set it")) {
-                rest = "no node sets it" + rest.substr(24);
-            } else if (rest.starts_with("the node ")) {
-                rest = "each node " + rest.substr(9);
-            }
             g->second.result = std::move(r);
-            g->second.result["message"] = rest + lead + w->second + note; // scope added below
+            g->second.result["message"] =
+                for_all_nodes(body, node, path) + lead + w->second + note; // scope added below
             g->second.result["tags"].erase(std::string(doc::k_tag_node));
             g->second.result.erase("resourceRef");
         }
         g->second.nodes.push_back(node);
     }
     for (const auto& key : order) {
-        Group& g = groups[key];
-        const std::string path = text_at(g.result, "field.path");
-        const std::string n =
-            g.nodes.size() == 2 ? "both" : "all " + std::to_string(g.nodes.size());
-        const std::string scope = g.layer == "cluster" ? n + " nodes" : n + " " + g.role + " nodes";
-        std::string message = g.result.value("message", "");
-        const auto at_lead = message.rfind(lead);
-        const auto name_end = message.find(';', at_lead + lead.size());
-        const std::string layer_text =
-            g.layer == "cluster" ? " (cluster layer)" : " (role layer, " + g.role + ")";
-        message.insert(name_end == std::string::npos ? message.size() : name_end, layer_text);
-        g.result["message"] = path + " on " + scope + ": " + message;
-        g.result["tags"][std::string(vocab::k_tag_nodes)] = util::join(g.nodes, ",");
-        kept.push_back(std::move(g.result));
+        kept.push_back(grouped_result(groups[key], lead));
     }
     list.results = std::move(kept);
 }
@@ -940,33 +968,16 @@ void drop_planned(doc::ResourceList& list) {
     list.items = std::move(kept);
 }
 
-Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
-    if (o.bundle == nullptr) {
-        return failed(
-            make_error(ErrorKind::Config, "plan_cluster: no secrets bundle", "", "NoBundle"));
-    }
-    drop_planned(list);
-    Refusals refuse{list};
-    std::vector<Node> nodes;
-    if (!read_nodes(list, nodes, refuse)) {
-        list.add_result(doc::Severity::Error,
-                        "no Inspection in the input: nothing to adopt; hint: kubectl ichor "
-                        "adopt --talosconfig FILE --nodes ADDR,...",
-                        "NothingToAdopt");
-        Outcome out;
-        out.stopped = 0;
-        out.error =
-            make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...", "NothingToAdopt");
-        return out;
-    }
-    const Outcome refused_all = [&] {
-        Outcome out;
-        out.stopped = static_cast<int>(nodes.size());
-        return out;
-    }();
-    if (refuse.count > 0) {
-        return refused_all; // a node that could not be read: nothing else can be judged
-    }
+Outcome refused(const std::vector<Node>& nodes) {
+    Outcome out;
+    out.stopped = static_cast<int>(nodes.size());
+    return out;
+}
+
+// The cluster-wide checks, before anything is rendered: the first control plane and the cluster's
+// name, or nullptr when something refuses the cluster.
+const Node* check_cluster(const std::vector<Node>& nodes, const ClusterPlanOptions& o,
+                          doc::ResourceList& list, Refusals& refuse, std::string& name) {
     check_identity(nodes, refuse);
     check_etcd(nodes, refuse);
     check_kubernetes(nodes, o, refuse);
@@ -977,7 +988,7 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
             cp = &n;
         }
     }
-    std::string name = o.cluster;
+    name = o.cluster;
     if (name.empty() && cp != nullptr) {
         name = View(*cp->item).cluster_name();
     }
@@ -987,68 +998,61 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
                    "InvalidClusterName", "name the TalosCluster: --cluster NAME");
     }
     check_cni(o.cni, list, refuse);
-    if (refuse.count > 0 || cp == nullptr) {
-        return refused_all;
-    }
+    return refuse.count > 0 ? nullptr : cp;
+}
 
-    Value cluster_obj = make_cluster(name, nodes, *cp, o);
-    cluster_obj["spec"]["versionContract"] = probe_contract(cluster_obj, *cp, o);
-    auto spec = render::parse_cluster(cluster_obj);
-    if (!spec) {
-        refuse.add("the TalosCluster built from " + cp->address +
-                       " cannot be rendered: " + spec.error().message,
-                   "ClusterUnreadable", "kubectl ichor inspect " + cp->address + " -o yaml");
-        return refused_all;
-    }
+// What plan() made of each machine, as --add-machine plans it, and the nodes it left out.
+struct MachinePlans {
+    doc::ResourceList items;            // the TalosMachines, patches, Secrets and plan basis
+    std::vector<const Value*> machines; // the TalosMachines in items
+    std::vector<const Node*> left_out;
+    std::map<std::string, const Node*> by_uuid; // the last node of each UUID, as the scan found
+};
 
-    // Each machine's drift against the new cluster, as --add-machine plans it (trust, versions,
-    // role, install fields, classes), one machine-layer capture each; then the layers.
-    doc::ResourceList per_machine;
-    per_machine.items = list.items;
-    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}};
-    Outcome planned = plan(per_machine, po);
+// Each machine's drift against the new cluster (trust, versions, role, install fields, classes),
+// one machine-layer capture each. False when a control plane is left out: its machines cannot be
+// released without it, and nothing is written.
+bool plan_machines(doc::ResourceList& list, const std::vector<Node>& nodes, const PlanOptions& po,
+                   Refusals& refuse, MachinePlans& out, Outcome& failure) {
+    out.items.items = list.items;
+    Outcome planned = plan(out.items, po);
     if (planned.error) {
-        return planned;
+        failure = std::move(planned);
+        return false;
     }
     // Its copies of the Inspections are read no more (`nodes` points into `list`): freed before
     // the layering, which holds every machine's render (on 1,000 nodes, tens of MB).
-    {
-        Value kept = Value::array();
-        for (auto& item : per_machine.items) {
-            if (!View(item).is_inspection()) {
-                kept.push_back(std::move(item));
-            }
+    Value kept = Value::array();
+    for (auto& item : out.items.items) {
+        if (!View(item).is_inspection()) {
+            kept.push_back(std::move(item));
         }
-        per_machine.items = std::move(kept);
     }
-    // A blocked or refused control plane refuses the whole cluster: its machines cannot be
-    // released without it, and nothing is written.
+    out.items.items = std::move(kept);
     std::set<std::string> planned_uuids;
-    std::vector<const Value*> machines;
-    for (const auto& item : per_machine.items) {
+    for (const auto& item : out.items.items) {
         if (is_kind(item, "TalosMachine")) {
-            machines.push_back(&item);
+            out.machines.push_back(&item);
             planned_uuids.insert(util::to_lower(text_at(item, "spec.identity.uuid")));
         }
     }
-    std::vector<const Node*> left_out;
-    std::map<std::string, const Node*> by_uuid; // the last node of each UUID, as the scan found
     for (const auto& n : nodes) {
         std::string uuid = util::to_lower(View(*n.item).uuid());
         if (planned_uuids.count(uuid) == 0) {
-            left_out.push_back(&n);
+            out.left_out.push_back(&n);
         }
-        by_uuid[std::move(uuid)] = &n;
+        out.by_uuid[std::move(uuid)] = &n;
     }
-    for (auto& r : per_machine.results) {
+    for (auto& r : out.items.results) {
         const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
         if (code == "Plan" || code == "NothingToAdopt") {
             continue; // the per-machine summary; this plan has its own
         }
         list.results.push_back(r);
     }
+    failure = refused(nodes);
     bool cp_blocked = false;
-    for (const auto* n : left_out) {
+    for (const auto* n : out.left_out) {
         if (n->role == "controlplane") {
             cp_blocked = true;
             refuse.add(n->address + ": control plane " + n->hostname +
@@ -1060,20 +1064,22 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
                        n->item);
         }
     }
-    if (cp_blocked) {
-        return refused_all;
-    }
+    return !cp_blocked;
+}
 
-    drift::Context ctx{!spec->registry_mirrors.is_null(), spec->cni_preset, spec->cilium_manifests};
+// Each planned machine's render and its class A findings, the input of the layering.
+std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterSpec& spec,
+                                  const ClusterPlanOptions& o) {
+    drift::Context ctx{!spec.registry_mirrors.is_null(), spec.cni_preset, spec.cilium_manifests};
     std::vector<Planned> work;
-    for (const Value* m : machines) {
+    for (const Value* m : mp.machines) {
         Planned p;
         p.machine = m;
-        if (auto it = by_uuid.find(util::to_lower(text_at(*m, "spec.identity.uuid")));
-            it != by_uuid.end()) {
+        if (auto it = mp.by_uuid.find(util::to_lower(text_at(*m, "spec.identity.uuid")));
+            it != mp.by_uuid.end()) {
             p.node = it->second;
         }
-        p.input.cluster = &*spec;
+        p.input.cluster = &spec;
         p.input.bundle = o.bundle;
         p.input.role = text_at(*m, "spec.role");
         p.input.machine = text_at(*m, "metadata.name");
@@ -1099,29 +1105,18 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         }
         work.push_back(std::move(p));
     }
-    Layering layers = layer(work, name, o.ns);
+    return work;
+}
+
+// The layered patches when they render every machine back to its live configuration, else the
+// machines' own captures (each verified by plan(): always right, only less tidy).
+void choose_patches(doc::ResourceList& list, const std::vector<Planned>& work,
+                    const MachinePlans& mp, const std::string& name, const std::string& ns,
+                    std::vector<Value>& patches, std::vector<Value>& credentials) {
+    Layering layers = layer(work, name, ns);
     std::vector<std::string> problems = verify(work, layers.patches);
-    std::vector<Value> patches;
-    std::vector<Value> credentials;
-    if (problems.empty()) {
-        patches = std::move(layers.patches);
-        credentials = std::move(layers.secrets);
-        group_captures(list, work, layers);
-        if (!layers.lines.empty()) {
-            auto count = [](int n, const char* what) {
-                return std::to_string(n) + " " + what + (n == 1 ? "" : "es");
-            };
-            list.add_result(doc::Severity::Info,
-                            "class A drift in " +
-                                count(layers.cluster_patches, "cluster-layer patch") + ", " +
-                                count(layers.role_patches, "role-layer patch") + ", " +
-                                count(layers.machine_patches, "machine-layer patch") + ": " +
-                                util::join(layers.lines, "; "),
-                            "Layers");
-        }
-    } else {
-        // The machines' own captures, each verified by plan(): always right, only less tidy.
-        for (const auto& item : per_machine.items) {
+    if (!problems.empty()) {
+        for (const auto& item : mp.items.items) {
             if (is_kind(item, "TalosConfigPatch")) {
                 patches.push_back(item);
             } else if (is_credentials_secret(item)) {
@@ -1134,78 +1129,172 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
                             util::join(problems, "; ") +
                             "); one machine-layer patch per machine instead",
                         "LayersDidNotVerify");
+        return;
     }
+    patches = std::move(layers.patches);
+    credentials = std::move(layers.secrets);
+    group_captures(list, work, layers);
+    if (layers.lines.empty()) {
+        return;
+    }
+    auto count = [](int n, const char* what) {
+        return std::to_string(n) + " " + what + (n == 1 ? "" : "es");
+    };
+    list.add_result(doc::Severity::Info,
+                    "class A drift in " + count(layers.cluster_patches, "cluster-layer patch") +
+                        ", " + count(layers.role_patches, "role-layer patch") + ", " +
+                        count(layers.machine_patches, "machine-layer patch") + ": " +
+                        util::join(layers.lines, "; "),
+                    "Layers");
+}
 
+bool is_control_plane(const Value* m) {
+    return text_at(*m, "spec.role") == "controlplane";
+}
+
+// The objects to create, in the order hold apply writes them: the bundle Secret, the cluster, the
+// credentials before the patches that reference them, the control planes' machines first, and
+// what the plan was made from (hold apply's stale check).
+std::vector<Value> objects_in_order(Value cluster_obj, std::vector<Value> credentials,
+                                    std::vector<Value> patches, const MachinePlans& mp,
+                                    const std::string& name, const ClusterPlanOptions& o) {
     std::vector<Value> created;
     created.push_back(make_secret(name, o));
-    created.push_back(cluster_obj);
+    created.push_back(std::move(cluster_obj));
     for (auto& c : credentials) {
-        created.push_back(std::move(c)); // before the patches that reference them
+        created.push_back(std::move(c));
     }
     for (auto& p : patches) {
         created.push_back(std::move(p));
     }
-    std::vector<const Value*> ordered = machines;
+    std::vector<const Value*> ordered = mp.machines;
     std::stable_sort(ordered.begin(), ordered.end(), [](const Value* a, const Value* b) {
-        return (text_at(*a, "spec.role") == "controlplane") >
-               (text_at(*b, "spec.role") == "controlplane");
+        return is_control_plane(a) > is_control_plane(b);
     });
     for (const Value* m : ordered) {
         created.push_back(*m);
     }
-    for (const auto& item : per_machine.items) {
+    for (const auto& item : mp.items.items) {
         if (is_plan_basis(item)) {
-            created.push_back(item); // what the plan was made from: hold apply's stale check
+            created.push_back(item);
         }
     }
+    return created;
+}
 
-    // An existing TalosCluster of this name is a rerun only when this plan wrote it.
-    if (o.existing_cluster != nullptr) {
-        doc::ResourceList probe;
-        probe.items = Value(created);
-        const std::string digest = plan_digest(probe);
-        const Value* a = at(*o.existing_cluster, "metadata.annotations");
-        const std::string theirs = a != nullptr && a->is_object()
-                                       ? a->value(std::string(vocab::k_annotation_plan_digest), "")
-                                       : std::string();
-        if (theirs != digest) {
-            refuse.add("TalosCluster " + name + " already exists in namespace " + o.ns +
-                           (theirs.empty() ? " and was not written by an adoption"
-                                           : " from an adoption with another plan"),
-                       "ClusterExists",
-                       "add machines to it with kubectl ichor adopt --cluster " + name +
-                           " --add-machine ADDRESS; an earlier adoption left held is removed with "
-                           "kubectl ichor hold abort --cluster " +
-                           name + "; or name another cluster with --cluster");
-            return refused_all;
-        }
-        list.add_result(doc::Severity::Info,
-                        "TalosCluster " + name +
-                            " exists from this plan: the adoption resumes (objects already "
-                            "written are skipped, held machines are released)",
-                        "Resume");
+// An existing TalosCluster of this name is a rerun only when this plan wrote it.
+bool check_rerun(doc::ResourceList& list, const std::vector<Value>& created,
+                 const std::string& name, const ClusterPlanOptions& o, Refusals& refuse) {
+    if (o.existing_cluster == nullptr) {
+        return true;
     }
+    doc::ResourceList probe;
+    probe.items = Value(created);
+    const std::string digest = plan_digest(probe);
+    const Value* a = at(*o.existing_cluster, "metadata.annotations");
+    const std::string theirs = a != nullptr && a->is_object()
+                                   ? a->value(std::string(vocab::k_annotation_plan_digest), "")
+                                   : std::string();
+    if (theirs != digest) {
+        refuse.add("TalosCluster " + name + " already exists in namespace " + o.ns +
+                       (theirs.empty() ? " and was not written by an adoption"
+                                       : " from an adoption with another plan"),
+                   "ClusterExists",
+                   "add machines to it with kubectl ichor adopt --cluster " + name +
+                       " --add-machine ADDRESS; an earlier adoption left held is removed with "
+                       "kubectl ichor hold abort --cluster " +
+                       name + "; or name another cluster with --cluster");
+        return false;
+    }
+    list.add_result(doc::Severity::Info,
+                    "TalosCluster " + name +
+                        " exists from this plan: the adoption resumes (objects already "
+                        "written are skipped, held machines are released)",
+                    "Resume");
+    return true;
+}
 
-    const int cps = static_cast<int>(std::count_if(ordered.begin(), ordered.end(), [](auto* m) {
-        return text_at(*m, "spec.role") == "controlplane";
-    }));
+void summarize(doc::ResourceList& list, const MachinePlans& mp, std::size_t patches,
+               const std::string& name, const ClusterPlanOptions& o) {
+    const auto cps = static_cast<std::size_t>(
+        std::count_if(mp.machines.begin(), mp.machines.end(), is_control_plane));
     std::string summary = "plan: adopt cluster " + name + " (" + std::to_string(cps) +
-                          " control plane(s), " + std::to_string(ordered.size() - cps) +
-                          " worker(s)), " + std::to_string(patches.size()) +
+                          " control plane(s), " + std::to_string(mp.machines.size() - cps) +
+                          " worker(s)), " + std::to_string(patches) +
                           " TalosConfigPatch(es), the bundle " + o.bundle_source + " as Secret " +
                           bundle_secret_name(name) + ", spec.cni.preset " + o.cni.preset +
                           (o.cni.action.empty() ? std::string() : " (" + o.cni.action + ")");
-    if (!left_out.empty()) {
-        summary += "; " + std::to_string(left_out.size()) +
-                   " worker(s) refused or blocked and left out: " + addresses_of(left_out);
+    if (!mp.left_out.empty()) {
+        summary += "; " + std::to_string(mp.left_out.size()) +
+                   " worker(s) refused or blocked and left out: " + addresses_of(mp.left_out);
     }
     list.add_result(doc::Severity::Info, summary, "Plan");
+}
+
+Outcome nothing_to_adopt(doc::ResourceList& list) {
+    list.add_result(doc::Severity::Error,
+                    "no Inspection in the input: nothing to adopt; hint: kubectl ichor "
+                    "adopt --talosconfig FILE --nodes ADDR,...",
+                    "NothingToAdopt");
+    Outcome out;
+    out.stopped = 0;
+    out.error =
+        make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...", "NothingToAdopt");
+    return out;
+}
+
+// The phases of a whole-cluster plan: read the Inspections, check the cluster, build its
+// TalosCluster, plan each machine, layer their captures, order the objects, check a rerun.
+Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
+    if (o.bundle == nullptr) {
+        return failed(
+            make_error(ErrorKind::Config, "plan_cluster: no secrets bundle", "", "NoBundle"));
+    }
+    drop_planned(list);
+    Refusals refuse{list};
+    std::vector<Node> nodes;
+    if (!read_nodes(list, nodes, refuse)) {
+        return nothing_to_adopt(list);
+    }
+    if (refuse.count > 0) {
+        return refused(nodes); // a node that could not be read: nothing else can be judged
+    }
+    std::string name;
+    const Node* cp = check_cluster(nodes, o, list, refuse, name);
+    if (cp == nullptr) {
+        return refused(nodes);
+    }
+    Value cluster_obj = make_cluster(name, nodes, *cp, o);
+    cluster_obj["spec"]["versionContract"] = probe_contract(cluster_obj, *cp, o);
+    auto spec = render::parse_cluster(cluster_obj);
+    if (!spec) {
+        refuse.add("the TalosCluster built from " + cp->address +
+                       " cannot be rendered: " + spec.error().message,
+                   "ClusterUnreadable", "kubectl ichor inspect " + cp->address + " -o yaml");
+        return refused(nodes);
+    }
+    MachinePlans mp;
+    Outcome failure;
+    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}};
+    if (!plan_machines(list, nodes, po, refuse, mp, failure)) {
+        return failure;
+    }
+    std::vector<Value> patches;
+    std::vector<Value> credentials;
+    choose_patches(list, planned_work(mp, *spec, o), mp, name, o.ns, patches, credentials);
+    const std::size_t patch_count = patches.size();
+    std::vector<Value> created = objects_in_order(std::move(cluster_obj), std::move(credentials),
+                                                  std::move(patches), mp, name, o);
+    if (!check_rerun(list, created, name, o, refuse)) {
+        return refused(nodes);
+    }
+    summarize(list, mp, patch_count, name, o);
     for (auto& c : created) {
         list.items.push_back(std::move(c));
     }
     Outcome out;
-    out.done = static_cast<int>(ordered.size());
-    out.stopped = static_cast<int>(left_out.size());
+    out.done = static_cast<int>(mp.machines.size());
+    out.stopped = static_cast<int>(mp.left_out.size());
     return out;
 }
 

@@ -370,21 +370,9 @@ std::vector<std::string> identity_differences(const Value& m, const View& node) 
 
 } // namespace
 
-Registration plan_registration(const Value& machines, const Value& maint,
-                               const RegisterOptions& o) {
-    Registration r;
-    const View node(maint);
-    const std::string uuid = node.uuid();
-    const std::string serial = node.serial();
-    const std::string fp = node.tls_fingerprint();
-    // A UUID that is weak by itself (all zeros, a placeholder) is matched with the serial; one
-    // that is only shared with another record is matched alone, so that the record is found and
-    // its other serial keeps it unchanged.
-    const bool weak = !uuid_weakness(uuid, serial, Value::array()).empty();
-    r.status = Value::object();
-    r.status["maintenanceFingerprint"] = fp;
-    // The TalosMachine's schema keeps a disk's name, path, size, model and serial (the
-    // Inspection also has the fields a disk selector matches).
+// The TalosMachine's schema keeps a disk's name, path, size, model and serial (the Inspection
+// also has the fields a disk selector matches).
+Value recorded_disks(const View& node) {
     Value disks = Value::array();
     if (const Value* list = node.disks(); list != nullptr) {
         namespace dk = inspection::field::disk;
@@ -399,7 +387,23 @@ Registration plan_registration(const Value& machines, const Value& maint,
             disks.push_back(std::move(x));
         }
     }
-    r.status["discoveredDisks"] = std::move(disks);
+    return disks;
+}
+
+Registration plan_registration(const Value& machines, const Value& maint,
+                               const RegisterOptions& o) {
+    Registration r;
+    const View node(maint);
+    const std::string uuid = node.uuid();
+    const std::string serial = node.serial();
+    const std::string fp = node.tls_fingerprint();
+    // A UUID that is weak by itself (all zeros, a placeholder) is matched with the serial; one
+    // that is only shared with another record is matched alone, so that the record is found and
+    // its other serial keeps it unchanged.
+    const bool weak = !uuid_weakness(uuid, serial, Value::array()).empty();
+    r.status = Value::object();
+    r.status["maintenanceFingerprint"] = fp;
+    r.status["discoveredDisks"] = recorded_disks(node);
     r.status["discoveredLinks"] = node.links() != nullptr ? *node.links() : Value::array();
 
     const Value* found = nullptr;
