@@ -221,6 +221,33 @@ std::vector<std::string> unmatched(const std::vector<std::string>& a,
     return out;
 }
 
+const std::vector<std::string> k_install = {"machine.install.wipe", "machine.install.disk",
+                                            "machine.install.image",
+                                            "machine.install.diskSelector"};
+
+// The install settings the node would change that the plan's class B does not list: excused from
+// the comparison below, but named, so that the person reads which of theirs the render replaces.
+void report_install(doc::ResourceList& plan, const Check& c, const std::string& who,
+                    const std::vector<std::string>& changes,
+                    const std::vector<std::string>& class_b) {
+    std::vector<std::string> install;
+    for (const auto& x : unmatched(changes, class_b, true)) {
+        if (std::any_of(k_install.begin(), k_install.end(),
+                        [&](const std::string& p) { return same_fact(x, p); })) {
+            install.push_back(x);
+        }
+    }
+    if (install.empty()) {
+        return;
+    }
+    plan.add_result(doc::Severity::Info,
+                    who + ": the render replaces the node's install settings " + listed(install) +
+                        " with the TalosMachine's (its disk, image and wipe, read from the node): "
+                        "Talos reads them only to install or upgrade, so the running node does "
+                        "not change",
+                    "InstallReplaced", c.machine, node_tags(c));
+}
+
 // The node's changes against the plan's class B list: a warning when they disagree.
 void compare_with_plan(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
                        const std::string& who, const std::vector<std::string>& changes,
@@ -229,10 +256,7 @@ void compare_with_plan(doc::ResourceList& plan, const Check& c, const NodeCheckO
     // there is the render writing the generator's form of the same value (wipe: false where a
     // hand-written base leaves it out), never one the plan would have to list.
     std::vector<std::string> expected = class_b;
-    for (const char* p : {"machine.install.wipe", "machine.install.disk", "machine.install.image",
-                          "machine.install.diskSelector"}) {
-        expected.emplace_back(p);
-    }
+    expected.insert(expected.end(), k_install.begin(), k_install.end());
     const auto node_only = unmatched(changes, expected, true);
     const auto plan_only = unmatched(class_b, changes, false);
     if (node_only.empty() && plan_only.empty()) {
@@ -275,6 +299,7 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
         text += "; the node warns: " + w;
     }
     plan.add_result(doc::Severity::Info, text, "NodeCheck", c.machine, tags);
+    report_install(plan, c, who, changes, class_b);
     compare_with_plan(plan, c, o, who, changes, class_b);
     return true;
 }

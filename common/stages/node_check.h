@@ -57,6 +57,8 @@ struct NodeCheckOptions {
 //   error   NodeRejected       the node refused the configuration, in its words; the machine is
 //                              blocked: its TalosMachine and its machine-layer patches leave the
 //                              plan's items
+//   info    InstallReplaced    install settings of the node (disk, selector, image, wipe) that the
+//                              render replaces with the TalosMachine's: named, never a mismatch
 //   warning NodeCheckMismatch  the paths the node would change and the plan's class B paths for
 //                              that machine disagree (both named): the render or the diff is wrong
 //   error   NodeCheckFailed    the node could not be asked (unreachable, timeout, a render that

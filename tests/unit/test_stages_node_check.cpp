@@ -265,6 +265,33 @@ TEST_CASE("the node's changes against the plan's class B", "[node-check]") {
         REQUIRE(info.size() == 1);
         CHECK((*info[0])["message"].get<std::string>().ends_with("; the node warns: a warning"));
     }
+    SECTION("the render replaces the node's install selector: excused, and the plan says so") {
+        nodes.answers.emplace(
+            "10.0.0.21",
+            ichor::talos::DryRunAnswer{
+                answer_with_diff(kubelet_diff + "@@ -30,4 +30,3 @@\n machine:\n     install:\n"
+                                                "-        diskSelector:\n"
+                                                "-            size: '>= 100GB'\n"
+                                                "+        disk: /dev/sda\n"),
+                {}});
+        auto out = stages::node_check(plan, options(fx, nodes));
+        CHECK(out.done == 1);
+        CHECK(results_of(plan, "NodeCheckMismatch").empty());
+        auto replaced = results_of(plan, "InstallReplaced");
+        REQUIRE(replaced.size() == 1);
+        CHECK((*replaced[0])["severity"] == "info");
+        const std::string m = (*replaced[0])["message"].get<std::string>();
+        CHECK(m.starts_with("prod-w-2 (10.0.0.21): the render replaces the node's install "
+                            "settings machine.install.diskSelector"));
+        CHECK(m.find("machine.install.disk") != std::string::npos);
+        CHECK(m.find("kubelet") == std::string::npos); // class B is not an install setting
+    }
+    SECTION("no install change: no such line") {
+        nodes.answers.emplace("10.0.0.21",
+                              ichor::talos::DryRunAnswer{answer_with_diff(kubelet_diff), {}});
+        stages::node_check(plan, options(fx, nodes));
+        CHECK(results_of(plan, "InstallReplaced").empty());
+    }
 }
 
 TEST_CASE("a node read through an endpoint is asked through it", "[node-check]") {
