@@ -32,29 +32,29 @@ std::vector<std::string> machine_names(const doc::ResourceList& plan) {
     return names;
 }
 
-// The release's zero-drift read: the credential and the call timeout of `nodes`, through its
-// endpoint only when `via_endpoint` (hold release's own reach stays what it was for each path).
-InspectOptions release_reach(const AdoptNodes& nodes, bool via_endpoint) {
+// The release's zero-drift read: the credential, the endpoint and the call timeout of `nodes`,
+// the reach every other read of the adoption has (before, the whole-cluster release and the
+// --add-machine rerun read the nodes directly even when the nodes were reached through an
+// endpoint).
+InspectOptions release_reach(const AdoptNodes& nodes) {
     const InspectOptions all = nodes.reach({});
     InspectOptions io;
     io.context = all.context;
     io.talosconfig_path = all.talosconfig_path;
     io.call_timeout_ms = all.call_timeout_ms;
-    if (via_endpoint) {
-        io.endpoint = all.endpoint;
-    }
+    io.endpoint = all.endpoint;
     return io;
 }
 
 ReleaseOptions release_over(const AdoptWorld& w, const std::string& cluster,
                             std::vector<std::string> machines, const bundle::Bundle& bundle,
-                            const Value& talos_cluster, const AdoptOptions& o, bool via_endpoint) {
+                            const Value& talos_cluster, const AdoptOptions& o) {
     ReleaseOptions ro;
     ro.objects = w.objects;
     ro.cluster = cluster;
     ro.machines = std::move(machines);
-    ro.inspect = release_reach(*w.nodes, via_endpoint);
-    ro.read_node = w.nodes->read_node();
+    ro.inspect = release_reach(*w.nodes);
+    ro.read_node = w.nodes->read_node(ro.inspect);
     ro.bundle = &bundle;
     ro.talos_cluster = &talos_cluster;
     ro.timeout_ms = o.timeout_ms;
@@ -382,7 +382,7 @@ Outcome write_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, con
             return failed(st.error());
         }
     }
-    ReleaseOptions ro = release_over(w, cluster, names, whole.bundle, whole.cluster, o, false);
+    ReleaseOptions ro = release_over(w, cluster, names, whole.bundle, whole.cluster, o);
     ro.parallel = in.parallel;
     doc::ResourceList& out = adopted.list;
     Outcome release = hold_release(out, ro);
@@ -518,8 +518,8 @@ Outcome release_only(const MachinesToAdd& in, const AdoptOptions& o, const Adopt
     if (!held.empty()) {
         w.report->step("Release " + util::join(held, ", ") +
                        ", held by an earlier run, after the zero-drift check");
-        release = hold_release(adopted.list, release_over(w, in.cluster, held, added.bundle,
-                                                          in.talos_cluster, o, false));
+        release = hold_release(
+            adopted.list, release_over(w, in.cluster, held, added.bundle, in.talos_cluster, o));
         w.report->end_status();
         if (release.error) {
             adopted.list = {};
@@ -549,8 +549,8 @@ Outcome write_machines(const MachinesToAdd& in, const AdoptOptions& o, const Ado
     }
     names.insert(names.end(), held.begin(), held.end());
     doc::ResourceList& out = adopted.list;
-    Outcome release = hold_release(
-        out, release_over(w, in.cluster, names, added.bundle, in.talos_cluster, o, true));
+    Outcome release =
+        hold_release(out, release_over(w, in.cluster, names, added.bundle, in.talos_cluster, o));
     w.report->end_status();
     if (release.error) {
         out = {};

@@ -58,11 +58,11 @@ class AdoptNodes {
     // Hold apply's reads of the nodes' configurations (hold.h).
     virtual ReadConfig config_reader() = 0;
     virtual ReadConfigs configs_reader() = 0;
-    // The node check's calls and the release's zero-drift read; empty: the stages' own, over
-    // reach's options.
+    // The node check's calls and the release's zero-drift read (over `reach`, what reach({})
+    // gives); empty: the stages' own, over reach's options.
     virtual DryRunNode dry_run() { return {}; }
     virtual std::function<Result<std::string>(const NodeTarget&)> node_config() { return {}; }
-    virtual ReadNode read_node() { return {}; }
+    virtual ReadNode read_node(const InspectOptions& /*reach*/) { return {}; }
 };
 
 // What a whole-cluster adoption reads of the cluster's own Kubernetes API.

@@ -53,6 +53,8 @@ class FakeNodes final : public stages::AdoptNodes {
     std::map<std::string, Value> inspections; // host -> the Inspection (before trustcheck)
     std::map<std::string, std::string> raw;   // host -> the configuration as the node returns it
     std::vector<int> read_at_once;            // the concurrency of each configs_reader call
+    std::optional<ichor::talos::Address> endpoint; // what reach gives every read
+    std::vector<std::string> released_via; // each zero-drift read: the endpoint, or "direct"
 
     FakeNodes(test::PlanFixture& f, std::vector<std::string>& l) : fx(f), log(l) {}
 
@@ -68,6 +70,7 @@ class FakeNodes final : public stages::AdoptNodes {
         stages::InspectOptions io;
         io.addresses = std::move(a);
         io.concurrency = 4;
+        io.endpoint = endpoint;
         return io;
     }
     stages::Outcome inspect(doc::ResourceList& list, const stages::InspectOptions& io) override {
@@ -112,7 +115,8 @@ class FakeNodes final : public stages::AdoptNodes {
             return out;
         };
     }
-    stages::ReadNode read_node() override {
+    stages::ReadNode read_node(const stages::InspectOptions& reach) override {
+        released_via.push_back(reach.endpoint ? reach.endpoint->text : "direct");
         return [this](const ichor::talos::Address& a, Value& /*results*/) {
             log.push_back("check " + a.host);
             return inspections.at(a.host);
@@ -512,4 +516,47 @@ TEST_CASE("adopt --add-machine: a machine that is never Ready times out on the c
     CHECK(std::any_of(a.report.lines.begin(), a.report.lines.end(), [](const std::string& l) {
         return l.starts_with("status: machine 2 of 2: waiting for prod-w-3 to be Ready, 2s of 3s");
     }));
+}
+
+TEST_CASE("adopt: the release's zero-drift read reaches the nodes the way every other read does",
+          "[stages][adopt]") {
+    const auto endpoint = *ichor::talos::parse_address("10.0.0.100");
+    SECTION("a whole cluster") {
+        Whole w;
+        w.nodes.endpoint = endpoint;
+        stages::Adopted out;
+        REQUIRE_FALSE(w.run(out).error);
+        REQUIRE_FALSE(w.nodes.released_via.empty());
+        for (const auto& via : w.nodes.released_via) {
+            CHECK(via == endpoint.text);
+        }
+    }
+    SECTION("--add-machine") {
+        Add a;
+        a.nodes.endpoint = endpoint;
+        stages::Adopted out;
+        REQUIRE_FALSE(a.run(out).error);
+        REQUIRE_FALSE(a.nodes.released_via.empty());
+        for (const auto& via : a.nodes.released_via) {
+            CHECK(via == endpoint.text);
+        }
+    }
+    SECTION("--add-machine again, releasing the machines an earlier run left held") {
+        Add a;
+        a.nodes.endpoint = endpoint;
+        a.objects.fail["merge_patch talosmachines/prod-w-2"] =
+            make_error(ErrorKind::Unreachable, "connection reset", "", "Unreachable");
+        stages::Adopted first;
+        a.run(first);
+        a.objects.fail.clear();
+        a.nodes.released_via.clear();
+        stages::Adopted second;
+        stages::Outcome again = a.run(second);
+        INFO(messages(second.list));
+        REQUIRE_FALSE(again.error);
+        REQUIRE_FALSE(a.nodes.released_via.empty());
+        for (const auto& via : a.nodes.released_via) {
+            CHECK(via == endpoint.text);
+        }
+    }
 }
