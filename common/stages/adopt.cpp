@@ -5,6 +5,7 @@
 
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
+#include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
 #include "common/util/strings.h"
@@ -295,19 +296,6 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
     return checked_on_nodes(std::move(planned), list, o, w, whole, name, io);
 }
 
-// True when the Node's Ready condition is True.
-bool node_ready(const Value& node) {
-    const Value* c = doc::find_path(node, "status.conditions");
-    if (c != nullptr && c->is_array()) {
-        for (const auto& cond : *c) {
-            if (cond.value("type", "") == "Ready") {
-                return cond.value("status", "") == "True";
-            }
-        }
-    }
-    return false;
-}
-
 // Waits until every Node is Ready (no CNI: Ichor's Cilium is being installed).
 Status wait_nodes_ready(const AdoptWorld& w, std::int64_t timeout_ms) {
     const std::int64_t deadline = w.clock->monotonic_ms() + timeout_ms;
@@ -319,7 +307,7 @@ Status wait_nodes_ready(const AdoptWorld& w, std::int64_t timeout_ms) {
         }
         waiting.clear();
         for (const auto& n : *nodes) {
-            if (!node_ready(n)) {
+            if (condition_status(n, vocab::k_condition_ready) != "True") {
                 waiting.push_back(doc::get_string(n, "metadata.name"));
             }
         }

@@ -4,6 +4,7 @@
 #include "common/stages/credentials.h"
 #include "common/stages/hold.h"
 #include "common/stages/hold_parts.h"
+#include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
 #include "common/talos/address.h"
@@ -33,19 +34,6 @@ using doc::Value;
 using namespace hold_parts;
 
 namespace {
-
-std::string condition(const Value& obj, const std::string& type) {
-    const Value* c = doc::find_path(obj, "status.conditions");
-    if (c == nullptr || !c->is_array()) {
-        return {};
-    }
-    for (const auto& cond : *c) {
-        if (cond.value("type", "") == type) {
-            return cond.value("status", "");
-        }
-    }
-    return {};
-}
 
 // The live zero-drift check: inspect the node again, check its trust, plan it against the cluster
 // with every patch; only the consented class B paths may remain.
@@ -117,8 +105,8 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
     while (clock.monotonic_ms() < deadline) {
         auto m = o.objects->get("talosmachines", o.objects->ns(), name);
         if (m) {
-            std::string ready = condition(*m, std::string(vocab::k_condition_ready));
-            std::string held = condition(*m, std::string(vocab::k_condition_adoption_held));
+            std::string ready = condition_status(*m, vocab::k_condition_ready);
+            std::string held = condition_status(*m, vocab::k_condition_adoption_held);
             if (ready == "True" && held != "True") {
                 return ok_status();
             }

@@ -51,4 +51,17 @@ const Value* InspectionIndex::find(const std::string& address) const {
     return it != m_by_address.end() ? it->second : nullptr;
 }
 
+std::string condition_status(const doc::Value& obj, std::string_view type) {
+    const doc::Value* c = doc::find_path(obj, "status.conditions");
+    if (c == nullptr || !c->is_array()) {
+        return {};
+    }
+    for (const auto& cond : *c) {
+        if (cond.is_object() && cond.value("type", "") == type) {
+            return cond.value("status", "");
+        }
+    }
+    return {};
+}
+
 } // namespace ichor::stages

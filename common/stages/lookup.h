@@ -10,6 +10,7 @@
 #include "common/doc/value.h"
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -39,5 +40,9 @@ class InspectionIndex {
   private:
     std::unordered_map<std::string, const doc::Value*> m_by_address;
 };
+
+// The status of the Kubernetes object's condition `type` ("True", "False", "Unknown"), "" when it
+// has none: a Node's Ready, a TalosMachine's Ready and AdoptionHeld.
+std::string condition_status(const doc::Value& obj, std::string_view type);
 
 } // namespace ichor::stages

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ichor::stages {
@@ -86,15 +87,14 @@ struct MachinePlans {
 };
 
 // Each machine's drift against the new cluster (trust, versions, role, install fields, classes),
-// one machine-layer capture each. False when a control plane is left out: its machines cannot be
-// released without it, and nothing is written.
-bool plan_machines(doc::ResourceList& list, const std::vector<Node>& nodes, const PlanOptions& po,
-                   Refusals& refuse, MachinePlans& out, Outcome& failure) {
+// one machine-layer capture each. The outcome to stop with when plan() fails or a control plane is
+// left out (its machines cannot be released without it, and nothing is written).
+std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<Node>& nodes,
+                                     const PlanOptions& po, Refusals& refuse, MachinePlans& out) {
     out.items.items = list.items;
     Outcome planned = plan(out.items, po);
     if (planned.error) {
-        failure = std::move(planned);
-        return false;
+        return planned;
     }
     // Its copies of the Inspections are read no more (`nodes` points into `list`): freed before
     // the layering, which holds every machine's render (on 1,000 nodes, tens of MB).
@@ -126,7 +126,6 @@ bool plan_machines(doc::ResourceList& list, const std::vector<Node>& nodes, cons
         }
         list.results.push_back(r);
     }
-    failure = refused(nodes);
     bool cp_blocked = false;
     for (const auto* n : out.left_out) {
         if (n->role == "controlplane") {
@@ -140,7 +139,7 @@ bool plan_machines(doc::ResourceList& list, const std::vector<Node>& nodes, cons
                        n->item);
         }
     }
-    return !cp_blocked;
+    return cp_blocked ? std::optional<Outcome>(refused(nodes)) : std::nullopt;
 }
 
 // Each planned machine's render and its class A findings, the input of the layering.
@@ -350,10 +349,9 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         return refused(nodes);
     }
     MachinePlans mp;
-    Outcome failure;
     PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}};
-    if (!plan_machines(list, nodes, po, refuse, mp, failure)) {
-        return failure;
+    if (auto stop = plan_machines(list, nodes, po, refuse, mp)) {
+        return *stop;
     }
     std::vector<Value> patches;
     std::vector<Value> credentials;

@@ -237,19 +237,6 @@ void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
     }
 }
 
-std::string condition_of(const Value& obj, const std::string& type) {
-    const Value* c = at(obj, "status.conditions");
-    if (c == nullptr || !c->is_array()) {
-        return {};
-    }
-    for (const auto& cond : *c) {
-        if (cond.value("type", "") == type) {
-            return cond.value("status", "");
-        }
-    }
-    return {};
-}
-
 const Value* kube_node_of(const Node& n, const KubeNodeIndex& kube_nodes) {
     return kube_nodes.find(n.hostname, n.address);
 }
@@ -274,7 +261,7 @@ void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& 
                        "NoKubernetesNode",
                        "check that the kubeconfig is this cluster's: kubectl get nodes -o wide",
                        n.item);
-        } else if (condition_of(*k, "Ready") != "True" &&
+        } else if (condition_status(*k, vocab::k_condition_ready) != "True" &&
                    !(o.cni.no_cni && network_not_ready(*k))) {
             refuse.add(n.address + ": Node " + text_at(*k, "metadata.name") +
                            " is NotReady; a cluster is adopted healthy",

@@ -518,6 +518,16 @@ TEST_CASE("adopt --add-machine: a machine that is never Ready times out on the c
     }));
 }
 
+// Every zero-drift read of the release went through `endpoint` (a macro, so that a failure names
+// the line of its section).
+#define CHECK_ALL_VIA(nodes, endpoint)                                                             \
+    do {                                                                                           \
+        REQUIRE_FALSE((nodes).released_via.empty());                                               \
+        for (const auto& via : (nodes).released_via) {                                             \
+            CHECK(via == (endpoint).text);                                                         \
+        }                                                                                          \
+    } while (false)
+
 TEST_CASE("adopt: the release's zero-drift read reaches the nodes the way every other read does",
           "[stages][adopt]") {
     const auto endpoint = *ichor::talos::parse_address("10.0.0.100");
@@ -526,20 +536,14 @@ TEST_CASE("adopt: the release's zero-drift read reaches the nodes the way every 
         w.nodes.endpoint = endpoint;
         stages::Adopted out;
         REQUIRE_FALSE(w.run(out).error);
-        REQUIRE_FALSE(w.nodes.released_via.empty());
-        for (const auto& via : w.nodes.released_via) {
-            CHECK(via == endpoint.text);
-        }
+        CHECK_ALL_VIA(w.nodes, endpoint);
     }
     SECTION("--add-machine") {
         Add a;
         a.nodes.endpoint = endpoint;
         stages::Adopted out;
         REQUIRE_FALSE(a.run(out).error);
-        REQUIRE_FALSE(a.nodes.released_via.empty());
-        for (const auto& via : a.nodes.released_via) {
-            CHECK(via == endpoint.text);
-        }
+        CHECK_ALL_VIA(a.nodes, endpoint);
     }
     SECTION("--add-machine again, releasing the machines an earlier run left held") {
         Add a;
@@ -554,9 +558,6 @@ TEST_CASE("adopt: the release's zero-drift read reaches the nodes the way every 
         stages::Outcome again = a.run(second);
         INFO(messages(second.list));
         REQUIRE_FALSE(again.error);
-        REQUIRE_FALSE(a.nodes.released_via.empty());
-        for (const auto& via : a.nodes.released_via) {
-            CHECK(via == endpoint.text);
-        }
+        CHECK_ALL_VIA(a.nodes, endpoint);
     }
 }
