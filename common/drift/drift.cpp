@@ -468,6 +468,26 @@ struct Capturer {
         return !c.proposed.is_null() && (c.current.is_null() || list || shape);
     }
 
+    // A field that wraps a secret in a form (KubeEtcdEncryptionConfig.config) set as the node has
+    // it: Talos's merge would append its lists to the render's, so the render's goes first.
+    bool replaces_wrapped(const DocumentFact& f) const {
+        if (f.keys.empty()) {
+            return false;
+        }
+        for (const auto& r : layout::rows()) {
+            if (r.document->kind != f.kind || !layout::wraps_secret(r.field->codec) ||
+                r.field->field != f.keys[0]) {
+                continue;
+            }
+            for (const auto& d : rendered) {
+                if (d.is_object() && d.value("kind", "") == f.kind && d.contains(f.keys[0])) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     // A document outside the layout table (or a layout document's field beyond the table).
     bool other_document(const Change& c) {
         DocumentFact f = document_fact(c.path);
@@ -491,12 +511,14 @@ struct Capturer {
             }
             return true;
         }
-        if (removes(c) && !f.keys.empty()) {
+        const bool wrapped = replaces_wrapped(f);
+        if ((removes(c) || wrapped) && !f.keys.empty()) {
             Value& d = doc_deletes[id];
             if (d.is_null()) {
                 d = identity_doc(f);
             }
-            at(d, f.keys, f.keys.size()) = delete_marker();
+            const size_t depth = wrapped ? 1 : f.keys.size();
+            at(d, f.keys, depth) = delete_marker();
         }
         if (!c.current.is_null()) {
             const Value* now = find(live_facts, c.path, c.path.size());

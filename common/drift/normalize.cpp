@@ -68,7 +68,8 @@ Value body(const Value& d) {
 }
 
 // The fields of a layout-table document that no row of the table maps to a v1alpha1 path
-// (KubeNetworkConfig's nodeCIDRMaskSizeIPv4): they are facts too, under documents.<Kind>.
+// (KubeNetworkConfig's nodeCIDRMaskSizeIPv4): they are facts too, under documents.<Kind>. So is
+// a field that wraps a secret in a form no row writes (layout::generated_encryption).
 Value unmapped(const Value& d, const std::string& kind) {
     std::vector<std::string> mapped;
     for (const auto& r : layout::rows()) {
@@ -79,6 +80,13 @@ Value unmapped(const Value& d, const std::string& kind) {
             return Value::object(); // the document's body is the field
         }
         const std::string_view f = r.field->field;
+        if (const Value* v = get(d, f); layout::wraps_secret(r.field->codec) && v != nullptr &&
+                                        v->is_object() && !layout::generated_encryption(*v)) {
+            // an EncryptionConfiguration of its owner's form (an identity provider after the
+            // key): the v1alpha1 secret read from it says only which key it holds; the form is a
+            // fact of its own, that a capture carries whole
+            continue;
+        }
         mapped.emplace_back(f.substr(0, f.find('.')));
     }
     Value out = Value::object();
@@ -121,7 +129,23 @@ void canonical_mirrors(Value& f) {
     }
 }
 
-void canonical_discovery(Value& f) {
+// Whether the v1alpha1 document turns Talos's Kubernetes discovery registry on: it is on unless
+// disabled (machinery v1alpha1_discoveryconfig.go), and Talos's generator writes it disabled.
+// v1.14 removed it: its documents have no such registry.
+bool kubernetes_registry_on(const Value& v1alpha1) {
+    const Value* disc = doc::find_path(v1alpha1, "cluster.discovery");
+    if (disc == nullptr || !disc->is_object() || !disc->value("enabled", false)) {
+        return false;
+    }
+    const Value* k8s = doc::find_path(*disc, "registries.kubernetes");
+    return k8s == nullptr || !k8s->is_object() || !k8s->value("disabled", false);
+}
+
+// One form of the discovery facts for every layout: enabled, the service registry's endpoint (and
+// a `disabled: false` its owner wrote out) or its being disabled, and the Kubernetes registry
+// only where it is on (an Ichor setting that the
+// adoption turns off, class B).
+void canonical_discovery(Value& f, bool kubernetes_on) {
     Value* disc = const_cast<Value*>(doc::find_path(f, "cluster.discovery"));
     if (disc == nullptr || !disc->is_object()) {
         return;
@@ -129,6 +153,9 @@ void canonical_discovery(Value& f) {
     Value out = Value::object();
     bool enabled = disc->value("enabled", false);
     out["enabled"] = enabled;
+    if (enabled && kubernetes_on) {
+        out["registries"]["kubernetes"]["disabled"] = false;
+    }
     const Value* svc = doc::find_path(*disc, "registries.service");
     bool svc_disabled = svc != nullptr && svc->value("disabled", false);
     if (svc_disabled) {
@@ -138,6 +165,11 @@ void canonical_discovery(Value& f) {
         out["registries"]["service"]["endpoint"] =
             ep != nullptr ? *ep
                           : Value(std::string(layout::home(k_discovery_endpoint)->field->fallback));
+        if (const Value* d = svc != nullptr ? get(*svc, "disabled") : nullptr;
+            d != nullptr && *d == false) {
+            // written out by its owner: the node's configuration says it, the render's does not
+            out["registries"]["service"]["disabled"] = false;
+        }
     }
     *disc = std::move(out);
 }
@@ -250,8 +282,10 @@ bool prune(Value& v, const std::string& key, bool in_list = false) {
 Value normalize(const std::vector<Value>& documents) {
     Value f = Value::object();
     std::vector<std::vector<std::string>> bare; // documents without a field of their own
+    bool kubernetes_on = false;
     for (const auto& d : documents) {
         if (d.is_object() && !d.contains("kind")) {
+            kubernetes_on = kubernetes_on || kubernetes_registry_on(d);
             for (auto it = d.begin(); it != d.end(); ++it) {
                 if (it.key() != "version") {
                     merge_into(f[it.key()], it.value());
@@ -307,7 +341,7 @@ Value normalize(const std::vector<Value>& documents) {
         if (!doc::find_path(cl, "network.cni.name")) {
             at(cl, {"network", "cni", "name"}) = multidoc_kubernetes ? "none" : "flannel";
         }
-        canonical_discovery(f);
+        canonical_discovery(f, kubernetes_on);
         canonical_worker_ca(f);
     }
     canonical_mirrors(f);

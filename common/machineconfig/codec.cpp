@@ -2,6 +2,8 @@
 
 #include "common/util/strings.h"
 
+#include <algorithm>
+
 namespace ichor::machineconfig::layout {
 
 using doc::Value;
@@ -216,6 +218,43 @@ Value decode(Codec codec, const Value& v) {
 
 bool wraps_secret(Codec codec) {
     return codec == Codec::Secretbox || codec == Codec::Aescbc;
+}
+
+bool generated_encryption(const Value& config) {
+    auto only = [](const Value& m, std::initializer_list<const char*> keys) {
+        if (!m.is_object() || m.size() != keys.size()) {
+            return false;
+        }
+        for (const char* k : keys) {
+            if (!m.contains(k)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    auto generated_key = [&](const Value& k) {
+        return only(k, {"name", "secret"}) && k["secret"].is_string() &&
+               (k["name"] == "key1" || k["name"] == "key2");
+    };
+    auto generated_provider = [&](const Value& p) {
+        if (!p.is_object() || p.size() != 1) {
+            return false;
+        }
+        const auto it = p.begin();
+        const Value& keys = it.value().is_object() ? it.value().value("keys", Value()) : Value();
+        return (it.key() == "secretbox" || it.key() == "aescbc") && only(it.value(), {"keys"}) &&
+               keys.is_array() && keys.size() == 1 && generated_key(keys[0]);
+    };
+    if (!only(config, {"resources"}) || !config["resources"].is_array() ||
+        config["resources"].size() != 1) {
+        return false;
+    }
+    const Value& r = config["resources"][0];
+    if (!only(r, {"providers", "resources"}) || r["resources"] != Value::array({"secrets"}) ||
+        !r["providers"].is_array() || r["providers"].empty() || r["providers"].size() > 2) {
+        return false;
+    }
+    return std::all_of(r["providers"].begin(), r["providers"].end(), generated_provider);
 }
 
 } // namespace ichor::machineconfig::layout

@@ -31,5 +31,11 @@ doc::Value encode(Codec codec, const doc::Value& v1alpha1_value);
 doc::Value decode(Codec codec, const doc::Value& document_value);
 // True when the codec wraps a secret in a free-form value, which is then a secret as a whole.
 bool wraps_secret(Codec codec);
+// Whether an EncryptionConfiguration (KubeEtcdEncryptionConfig.config, a mapping) has a form that
+// Ichor's render or Talos's own generator writes: one resource, `secrets`, with one or two
+// secretbox or aescbc providers of one key each, named key1 or key2. Any other form (an identity
+// provider after the key, another resource, a key of another name) is its owner's: drift keeps it
+// as a fact of its own, which a capture carries whole (its secrets as credentials).
+bool generated_encryption(const doc::Value& config);
 
 } // namespace ichor::machineconfig::layout

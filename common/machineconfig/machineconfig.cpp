@@ -278,10 +278,13 @@ void digest_in_place(Value& v, bool whole_is_secret) {
 
 void digest_document(Value& out) {
     // A field that carries a secret inside a free-form value (KubeEtcdEncryptionConfig's
-    // EncryptionConfiguration) is a secret as a whole.
+    // EncryptionConfiguration) keeps its form, each key's `secret` digested as Talos's own
+    // redaction does (machinery v1.14.1 config/types/k8s/etcd_encryption.go); given as text, which
+    // Talos does not read, it is a secret as a whole.
     for (const auto& r : layout::rows()) {
         if (layout::wraps_secret(r.field->codec) && out.is_object() &&
-            out.value("kind", "") == r.document->kind && out.contains(r.field->field)) {
+            out.value("kind", "") == r.document->kind && out.contains(r.field->field) &&
+            !out[std::string(r.field->field)].is_object()) {
             out[std::string(r.field->field)] = digest_value(out[std::string(r.field->field)]);
         }
     }

@@ -122,6 +122,18 @@ expect_contains "larch: the kubelet's documents in the cluster patch" "$(patch_t
 # document (a delete of v1alpha1's list, which the 1.14 render does not have, never applied)
 expect_eq "larch: the control planes' patch deletes PodSecurity's admission document" \
   "$(patch_text real-docs14-plan larch-controlplanes-adopted | docs_of KubeAdmissionControlConfig | grep -E '^(name|[$]patch):' | tr '\n' ' ')" 'name: PodSecurity $patch: delete '
+# the etcd EncryptionConfiguration of the owner's form (an identity provider after the key): in
+# the control planes' patch as the node has it, the render's form deleted first, its key carried
+# in the patch's credentials Secret, never in the text
+enc=$(patch_text real-docs14-plan larch-controlplanes-adopted | docs_of KubeEtcdEncryptionConfig)
+expect_contains "larch: the control planes' patch holds the owner's encryption form" "$enc" "identity: {}"
+expect_contains "larch: the render's encryption form is deleted first" "$enc" 'config:
+    $patch: delete'
+expect_eq "larch: the encryption key is a credential of the control planes' patch" \
+  "$(out real-docs14-plan | jq -r '.items[] | select(.kind == "TalosConfigPatch" and .metadata.name == "larch-controlplanes-adopted") | [.spec.secretValues[] | select(.kind == "KubeEtcdEncryptionConfig") | .path | join(".")] | join(" ")')" \
+  "config.resources.0.providers.0.secretbox.keys.0.secret"
+expect_eq "larch: the credentials Secret of the control planes' patch is planned" \
+  "$(out real-docs14-plan | jq -r '[.items[] | select(.kind == "Secret" and .metadata.name == "larch-controlplanes-adopted-credentials")] | length')" 1
 expect_golden_plan "real-docs14: the plan is the golden one" real-docs14-plan real-docs14.json
 W2=$(node_addr larch-w-2)
 run add-plan "$A" --cluster larch --add-machine "$W2" --talosconfig "$TC" --plan -o json

@@ -43,11 +43,16 @@ struct Fixture {
         }
     }
 
-    // The live configuration of a golden case, as inspect reports it.
-    std::vector<Value> live(const std::string& name) {
+    // The configuration of a golden case as the node holds it, secrets in the clear.
+    std::vector<Value> plain(const std::string& name) {
         auto d = doc::parse_documents(read(k_dir + "/expected/" + name + ".yaml"), name);
         REQUIRE(d.ok());
-        return machineconfig::digest_secrets(*d);
+        return *d;
+    }
+
+    // The live configuration of a golden case, as inspect reports it.
+    std::vector<Value> live(const std::string& name) {
+        return machineconfig::digest_secrets(plain(name));
     }
 
     render::ClusterSpec cluster(const std::string& key) {
@@ -536,4 +541,62 @@ TEST_CASE("a document that is only its name is a setting, captured", "[drift]") 
           std::map<std::string, std::string>{{"documents.DHCPv4Config.bond0", "A:Captured"}});
     CHECK(a.capture_error.empty());
     CHECK(a.capture.find("kind: DHCPv4Config\nname: bond0") != std::string::npos);
+}
+
+TEST_CASE("an EncryptionConfiguration of its owner's form is captured whole, its secret carried",
+          "[drift]") {
+    // Talos's own example (machinery v1.14.1 config/types/k8s/etcd_encryption.go), and the
+    // clusters that copy it, keep an identity provider after the key: the bundle's secret is in
+    // it, the form is the owner's. It is captured as the node has it, the render's form deleted
+    // first (Talos's merge appends lists), its secret carried as a credential, never as text.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto node = fx.plain("cp-1.14");
+    Value* providers = nullptr;
+    for (auto& d : node) {
+        if (d.value("kind", "") == "KubeEtcdEncryptionConfig") {
+            providers = &d["config"]["resources"][0]["providers"];
+        }
+    }
+    REQUIRE(providers != nullptr);
+    providers->push_back(Value{{"identity", Value::object()}});
+    render::Input in{&prod,  &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.14", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in);
+    REQUIRE_FALSE(a.findings.empty());
+    for (const auto& f : a.findings) {
+        INFO(f.change.dotted << " " << f.verdict.code);
+        CHECK(f.verdict.cls == drift::Class::A);
+        CHECK(f.change.dotted.starts_with("documents.KubeEtcdEncryptionConfig.config"));
+    }
+    CHECK(a.capture_error.empty());
+    CHECK(a.capture.find(fx.bundle.secretbox_encryption_secret) == std::string::npos);
+    CHECK(a.capture.find("identity") != std::string::npos);
+    CHECK(a.capture.find("$patch: delete") != std::string::npos);
+    REQUIRE(a.capture_secrets.size() == 1);
+    CHECK(a.capture_secrets[0].kind == "KubeEtcdEncryptionConfig");
+    CHECK(a.capture_secrets[0].digest ==
+          util::sha256_digest(fx.bundle.secretbox_encryption_secret));
+    CHECK(a.capture_secrets[0].path == std::vector<std::string>{"config", "resources", "0",
+                                                                "providers", "0", "secretbox",
+                                                                "keys", "0", "secret"});
+
+    // The same form around a secret that is not the bundle's: the machine is blocked.
+    (*providers)[0]["secretbox"]["keys"][0]["secret"] = "b3RoZXItc2VjcmV0LW9mLTMyLWJ5dGVzLWxvbmc=";
+    auto b = analyze(machineconfig::digest_secrets(node), in);
+    CHECK(classes(b)["cluster.secretboxEncryptionSecret"] == "C:SecretDiffers");
+}
+
+TEST_CASE("a node that runs the Kubernetes discovery registry lists turning it off", "[drift]") {
+    // on unless disabled; the render writes it disabled: a change of Ichor's setting, class B
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto node = fx.plain("cp-1.13");
+    node[0]["cluster"]["discovery"]["registries"]["kubernetes"]["disabled"] = false;
+    render::Input in{&prod,  &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.13", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in);
+    CHECK(classes(a) == std::map<std::string, std::string>{
+                            {"cluster.discovery.registries.kubernetes.disabled", "B:Discovery"}});
+    CHECK(a.capture.empty());
 }

@@ -89,3 +89,42 @@ TEST_CASE("a document without fields of its own stays a fact", "[drift][normaliz
           nlohmann::json::parse(R"({"documents":{"DHCPv4Config":{"bond0":{}},)"
                                 R"("DHCPv6Config":{"eth1":{"clientIdentifier":"mac"}}}})"));
 }
+
+TEST_CASE("the Kubernetes discovery registry is a fact only where it is on", "[drift][normalize]") {
+    // on unless disabled (machinery v1alpha1_discoveryconfig.go); Talos's generator and the render
+    // write it disabled, so a node that runs it sees the adoption turn it off (class B)
+    auto with = [](const std::string& registries) {
+        return drift::normalize(
+            docs("version: v1alpha1\ncluster:\n  discovery: {enabled: true" + registries + "}\n"));
+    };
+    const char* path = "cluster.discovery.registries.kubernetes.disabled";
+    CHECK(doc::find_path(with(", registries: {kubernetes: {disabled: true}, service: {}}"), path) ==
+          nullptr);
+    for (const char* on :
+         {"", ", registries: {service: {}}", ", registries: {kubernetes: {}, service: {}}",
+          ", registries: {kubernetes: {disabled: false}}"}) {
+        INFO(on);
+        const Value f = with(on);
+        const Value* v = doc::find_path(f, path);
+        REQUIRE(v != nullptr);
+        CHECK(*v == false);
+    }
+    // discovery off: no registry is in use
+    auto off =
+        drift::normalize(docs("version: v1alpha1\ncluster:\n  discovery: {enabled: false}\n"));
+    CHECK(doc::find_path(off, path) == nullptr);
+}
+
+TEST_CASE("a service registry's disabled: false written out is a fact", "[drift][normalize]") {
+    // the node's configuration says it, so the render that does not is a change its node check
+    // would see: a fact (class B, Discovery), not dropped
+    auto f = drift::normalize(docs("version: v1alpha1\ncluster:\n  discovery: {enabled: true, "
+                                   "registries: {kubernetes: {disabled: true}, service: "
+                                   "{disabled: false}}}\n"));
+    const Value* d = doc::find_path(f, "cluster.discovery.registries.service.disabled");
+    REQUIRE(d != nullptr);
+    CHECK(*d == false);
+    auto unset = drift::normalize(docs("version: v1alpha1\ncluster:\n  discovery: {enabled: true, "
+                                       "registries: {kubernetes: {disabled: true}}}\n"));
+    CHECK(doc::find_path(unset, "cluster.discovery.registries.service.disabled") == nullptr);
+}

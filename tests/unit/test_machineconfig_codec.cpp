@@ -53,6 +53,40 @@ TEST_CASE("the encryption secret: one provider each, a digest stays itself",
     CHECK_FALSE(machineconfig::layout::wraps_secret(Codec::Pem));
 }
 
+TEST_CASE("an EncryptionConfiguration in a generated form or in its owner's",
+          "[machineconfig][codec]") {
+    using machineconfig::layout::generated_encryption;
+    CHECK(generated_encryption(encode(Codec::Secretbox, "s")));
+    CHECK(generated_encryption(encode(Codec::Aescbc, "a")));
+    // Talos's own generator (machinery v1.14.1 config/generate/kubernetes.go): key2, and an
+    // aescbc secret as a second secretbox key, key1
+    auto talos = doc::parse_one(R"({"resources":[{"resources":["secrets"],"providers":[
+        {"secretbox":{"keys":[{"name":"key2","secret":"s"}]}},
+        {"secretbox":{"keys":[{"name":"key1","secret":"a"}]}}]}]})",
+                                "talos");
+    REQUIRE(talos.ok());
+    CHECK(generated_encryption(*talos));
+    Value identity = *talos;
+    identity["resources"][0]["providers"].push_back(Value{{"identity", Value::object()}});
+    CHECK_FALSE(generated_encryption(identity));
+    Value renamed = encode(Codec::Secretbox, "s");
+    renamed["resources"][0]["providers"][0]["secretbox"]["keys"][0]["name"] = "mine";
+    CHECK_FALSE(generated_encryption(renamed));
+    Value more = encode(Codec::Secretbox, "s");
+    more["resources"][0]["resources"].push_back("configmaps");
+    CHECK_FALSE(generated_encryption(more));
+    Value two_keys = encode(Codec::Secretbox, "s");
+    two_keys["resources"][0]["providers"][0]["secretbox"]["keys"].push_back(
+        Value{{"name", "key2"}, {"secret", "t"}});
+    CHECK_FALSE(generated_encryption(two_keys));
+    for (const Value& odd : {Value(), Value("text"), Value::object(), Value::array({1}),
+                             Value{{"resources", "x"}}, Value{{"resources", Value::array({1})}}}) {
+        CHECK_FALSE(generated_encryption(odd));
+    }
+    // the owner's form still says which key it holds first
+    CHECK(decode(Codec::Secretbox, identity) == "s");
+}
+
 TEST_CASE("a mirror: overridePath once in v1alpha1, on each endpoint in a document",
           "[machineconfig][codec]") {
     Value m = Value{{"endpoints", Value::array({"https://a", "https://b"})},

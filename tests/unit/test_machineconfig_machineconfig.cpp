@@ -158,6 +158,27 @@ TEST_CASE("no secret value survives digesting", "[machineconfig]") {
     }
 }
 
+TEST_CASE("an EncryptionConfiguration keeps its form, its keys' secrets digested",
+          "[machineconfig]") {
+    // as Talos's own redaction (machinery v1.14.1 config/types/k8s/etcd_encryption.go): the
+    // owner's form (an identity provider) stays comparable; given as text, it is one secret
+    auto d = doc::parse_one(R"({"apiVersion":"v1alpha1","kind":"KubeEtcdEncryptionConfig",
+        "config":{"resources":[{"resources":["secrets"],"providers":[
+        {"secretbox":{"keys":[{"name":"key2","secret":"c2VjcmV0LW9uZQ=="}]}},
+        {"identity":{}}]}]}})",
+                            "doc");
+    REQUIRE(d.ok());
+    Value out = machineconfig::digest_secrets(*d);
+    const Value& p = out["config"]["resources"][0]["providers"];
+    CHECK(p[0]["secretbox"]["keys"][0]["secret"] == util::sha256_digest("c2VjcmV0LW9uZQ=="));
+    CHECK(p[0]["secretbox"]["keys"][0]["name"] == "key2");
+    CHECK(p[1] == Value{{"identity", Value::object()}});
+    Value text = *d;
+    text["config"] = doc::to_yaml(text["config"]);
+    Value digested = machineconfig::digest_secrets(text);
+    CHECK(digested["config"] == util::sha256_digest(text["config"].get<std::string>()));
+}
+
 TEST_CASE("sha256_digest is SHA-256 in hex, the same on every call", "[machineconfig]") {
     // FIPS 180-2's test vectors: the implementation is fetched once and reused.
     for (int i = 0; i < 2; ++i) {

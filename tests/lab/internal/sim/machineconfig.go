@@ -63,7 +63,37 @@ func (g *generator) Generate(p GenParams) ([]byte, error) {
 		return nil, err
 	}
 
-	return applyPatches(base, p.Patches, configComments)
+	patches, err := filledPatches(p)
+	if err != nil {
+		return nil, err
+	}
+
+	return applyPatches(base, patches, configComments)
+}
+
+// filledPatches fills the ${NAME} placeholders of BaseSecrets in each patch that has one, as the
+// owner's templating step fills a patch kept in git with a value of the bundle (an
+// EncryptionConfiguration of their own form around the cluster's secretbox key). A patch with a
+// placeholder may not hold another `$` (os.Expand reads `$patch` as a placeholder too).
+func filledPatches(p GenParams) ([]string, error) {
+	out := make([]string, len(p.Patches))
+
+	for i, text := range p.Patches {
+		if !strings.Contains(text, "${") {
+			out[i] = text
+
+			continue
+		}
+
+		filled, err := FillBaseSecrets(text, p.Bundle)
+		if err != nil {
+			return nil, fmt.Errorf("patch %d: %w", i+1, err)
+		}
+
+		out[i] = filled
+	}
+
+	return out, nil
 }
 
 // generateFromBase is Generate for a hand-written base: the placeholders filled in and loaded by
@@ -86,7 +116,12 @@ func generateFromBase(p GenParams) ([]byte, error) {
 		return []byte(text), nil
 	}
 
-	return applyPatches(base, p.Patches, encoder.CommentsDisabled)
+	patches, err := filledPatches(p)
+	if err != nil {
+		return nil, err
+	}
+
+	return applyPatches(base, patches, encoder.CommentsDisabled)
 }
 
 // BaseSecrets are the placeholders a hand-written base may use for the bundle's values, as a
