@@ -37,6 +37,10 @@ const std::vector<Rule> k_rules = {
     {"machine.install.extraKernelArgs", When::Always, Class::A, "InstallExtraKernelArgs", {}},
     {"machine.install.extensions", When::Always, Class::A, "InstallExtensions", {}},
     {"machine.install.disk", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.diskSelector.match", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.diskSelector", When::NoInstallDisk, Class::A, "InstallDiskSelector",
+     "the TalosMachine has no install disk: the node's own disk selector is kept in its patch, "
+     "as Talos needs one of them"},
     {"machine.install.diskSelector", When::Always, Class::Ignored, "InstallFromNode", {}},
     {"machine.install.image", When::Always, Class::Ignored, "InstallFromNode", {}},
     {"machine.install.wipe", When::Always, Class::Ignored, "InstallFromNode", {}},
@@ -244,6 +248,8 @@ bool holds(When w, const Context& c, const Change& change) {
         return c.cni_preset == "cilium" && removes_only(change, c.cilium_manifests);
     case When::CiliumMixed:
         return c.cni_preset == "cilium" && names_any(change.current, c.cilium_manifests);
+    case When::NoInstallDisk:
+        return !c.install_disk_rendered;
     }
     return false;
 }

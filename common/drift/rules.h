@@ -34,6 +34,10 @@ enum class When {
     // Preset cilium, and the node's inline manifests hold a taken-over Cilium's beside others
     // (so that CiliumManifests did not match): one list cannot be both kept and removed.
     CiliumMixed,
+    // The render has no install disk (the node names its disk by a v1alpha1 diskSelector only):
+    // Talos refuses an install with neither (machinery v1alpha1_validation.go), so the node's
+    // selector is carried.
+    NoInstallDisk,
 };
 
 struct Rule {
@@ -59,6 +63,8 @@ struct Context {
     // The node's Talos minor (14 for v1.14.1): a document kind Talos does not load at that
     // version cannot be carried (class C, UnknownDocument). 0: not known, every kind is taken.
     int talos_minor = 0;
+    // Whether the render writes an install disk (analyze sets it from the rendered facts).
+    bool install_disk_rendered = true;
 };
 
 struct Verdict {

@@ -600,3 +600,22 @@ TEST_CASE("a node that runs the Kubernetes discovery registry lists turning it o
                             {"cluster.discovery.registries.kubernetes.disabled", "B:Discovery"}});
     CHECK(a.capture.empty());
 }
+
+TEST_CASE("a v1alpha1 node that names its disk by a selector alone keeps the selector", "[drift]") {
+    // Talos refuses an install with neither a disk nor a selector (machinery
+    // v1alpha1_validation.go): where the TalosMachine has no disk, the node's selector is captured;
+    // beside a disk it stays the node's, never drift
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto node = fx.plain("w-1.13");
+    node[0]["machine"]["install"].erase("disk");
+    node[0]["machine"]["install"]["diskSelector"] = Value{{"model", "QEMU NVMe*"}};
+    render::Input in{&prod, &fx.bundle, "worker", "prod-w-1", {"", "img", false}, "1.13", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in);
+    CHECK(classes(a) == std::map<std::string, std::string>{
+                            {"machine.install.diskSelector.model", "A:InstallDiskSelector"}});
+    CHECK(a.capture_error.empty());
+    CHECK(a.capture.find("QEMU NVMe*") != std::string::npos);
+    in.install.disk = "/dev/sda";
+    CHECK(classes(analyze(machineconfig::digest_secrets(node), in)).empty());
+}

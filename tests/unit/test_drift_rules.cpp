@@ -159,6 +159,8 @@ TEST_CASE("docs/drift-rules.md lists the table as it is", "[drift][rules]") {
             return "preset cilium, only spec.cni.cilium.inlineManifests removed";
         case drift::When::CiliumMixed:
             return "preset cilium, spec.cni.cilium.inlineManifests beside others";
+        case drift::When::NoInstallDisk:
+            return "the render has no install disk";
         }
         return {};
     };
