@@ -128,7 +128,7 @@ expect_eq "larch: the control planes' patch deletes PodSecurity's admission docu
 enc=$(patch_text real-docs14-plan larch-controlplanes-adopted | docs_of KubeEtcdEncryptionConfig)
 expect_contains "larch: the control planes' patch holds the owner's encryption form" "$enc" "identity: {}"
 expect_contains "larch: the render's encryption form is deleted first" "$enc" 'config:
-    $patch: delete'
+  $patch: delete'
 expect_eq "larch: the encryption key is a credential of the control planes' patch" \
   "$(out real-docs14-plan | jq -r '.items[] | select(.kind == "TalosConfigPatch" and .metadata.name == "larch-controlplanes-adopted") | [.spec.secretValues[] | select(.kind == "KubeEtcdEncryptionConfig") | .path | join(".")] | join(" ")')" \
   "config.resources.0.providers.0.secretbox.keys.0.secret"
