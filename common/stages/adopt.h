@@ -56,7 +56,6 @@ class AdoptNodes {
     // Talos discovery's members as the node of `inspection` lists them. An error names the node.
     virtual Result<std::vector<DiscoveryMember>> members(const doc::Value& inspection) = 0;
     // Hold apply's reads of the nodes' configurations (hold.h).
-    virtual ReadConfig config_reader() = 0;
     virtual ReadConfigs configs_reader() = 0;
     // The node check's calls and the release's zero-drift read (over `reach`, what reach({})
     // gives); empty: the stages' own, over reach's options.

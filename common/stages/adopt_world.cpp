@@ -60,9 +60,6 @@ class TalosNodes final : public AdoptNodes {
         }
         return out;
     }
-    ReadConfig config_reader() override {
-        return stages::config_reader(m_r.context, m_r.endpoint, m_r.call_timeout_ms);
-    }
     ReadConfigs configs_reader() override {
         return stages::configs_reader(m_r.context, m_r.endpoint, m_r.call_timeout_ms);
     }

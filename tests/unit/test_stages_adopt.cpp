@@ -96,14 +96,6 @@ class FakeNodes final : public stages::AdoptNodes {
         }
         return out;
     }
-    stages::ReadConfig config_reader() override {
-        // The product reads through configs_reader (the loops); a call here is a path it never
-        // runs.
-        return [](const ichor::talos::Address& a) -> Result<std::string> {
-            FAIL("read_config called for " + a.text);
-            return std::string();
-        };
-    }
     stages::ReadConfigs configs_reader() override {
         return [this](const std::vector<ichor::talos::Address>& addresses, int concurrency) {
             read_at_once.push_back(concurrency);
