@@ -122,9 +122,7 @@ struct ReleaseOptions {
     // Each release and Ready as a step, each wait as a status line; null: silent.
     Reporter* report = nullptr;
     // The deadlines and the pause between two polls of a machine; null: the system clock.
-    // sleep_ms, when set, pauses instead of the clock.
     util::Clock* clock = nullptr;
-    std::function<void(std::int64_t)> sleep_ms;
 };
 
 // The options of a release with the talosconfig context, the bundle and the TalosCluster that the

@@ -121,11 +121,7 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
                              util::format_duration_ms(waited / 1000 * 1000) + " of " +
                              util::format_duration_ms(o.timeout_ms) + " (" + last + ")");
         }
-        if (o.sleep_ms) {
-            o.sleep_ms(500);
-        } else {
-            clock.sleep_ms(500);
-        }
+        clock.sleep_ms(500);
     }
     return make_error(
         ErrorKind::Unreachable,

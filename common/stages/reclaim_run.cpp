@@ -8,7 +8,6 @@
 #include "common/util/strings.h"
 
 #include <algorithm>
-#include <thread>
 
 namespace ichor::stages {
 
@@ -129,17 +128,12 @@ struct Flow {
         out.failure = std::move(e);
         return std::move(out);
     }
-    std::chrono::steady_clock::time_point now() const {
-        return ui.now ? ui.now() : std::chrono::steady_clock::now();
+    [[nodiscard]] util::Clock& clock() const {
+        return ui.clock != nullptr ? *ui.clock : util::system_clock();
     }
     void sleep(std::int64_t ms) const {
-        if (ms <= 0) {
-            return;
-        }
-        if (ui.sleep_ms) {
-            ui.sleep_ms(ms);
-        } else {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        if (ms > 0) {
+            clock().sleep_ms(ms);
         }
     }
 
@@ -209,11 +203,9 @@ struct Flow {
         const std::string& a = o.address.text;
         const std::string limit = util::format_duration_ms(o.wait_timeout_ms);
         say("Wait for " + a + " to come back in maintenance mode (at most " + limit + ")");
-        const auto start = now();
-        const auto deadline = start + std::chrono::milliseconds(o.wait_timeout_ms);
-        auto left = [&] {
-            return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now()).count();
-        };
+        const std::int64_t start = clock().monotonic_ms();
+        const std::int64_t deadline = start + o.wait_timeout_ms;
+        auto left = [&] { return deadline - clock().monotonic_ms(); };
         std::string last = "the reset was just sent";
         sleep(std::min(o.poll_interval_ms, left()));
         while (left() > 0) {
@@ -228,7 +220,7 @@ struct Flow {
             } else {
                 last = waiting_reason(p.error());
             }
-            auto waited = std::chrono::duration_cast<std::chrono::seconds>(now() - start).count();
+            const std::int64_t waited = (clock().monotonic_ms() - start) / 1000;
             progress("waiting for " + a + " in maintenance mode: " + std::to_string(waited) +
                      "s of " + limit + " (" + last + ")");
             sleep(std::min(o.poll_interval_ms, left()));

@@ -21,19 +21,7 @@ using doc::Value;
 
 namespace {
 
-const std::string k_now = "2025-03-04T05:06:07Z";
-
-class FakeClock final : public util::Clock {
-  public:
-    std::int64_t now = 1000;
-    std::vector<std::int64_t> slept;
-    std::string now_rfc3339() override { return k_now; }
-    std::int64_t monotonic_ms() override { return now; }
-    void sleep_ms(std::int64_t ms) override {
-        slept.push_back(ms);
-        now += ms; // time passes, nothing waits
-    }
-};
+using test::FakeClock;
 
 class Lines final : public stages::Reporter {
   public:

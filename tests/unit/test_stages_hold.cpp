@@ -792,7 +792,8 @@ struct Release {
     Apply a{n};
     std::map<std::string, Value> node; // address -> what read_node answers
     std::vector<std::string> read;     // the addresses read, in order
-    std::vector<std::int64_t> slept;
+    test::FakeClock clock;
+    std::vector<std::int64_t>& slept = clock.slept;
     std::vector<std::string> said;
     test::Said reporter{said};
     stages::ReleaseOptions options;
@@ -814,10 +815,7 @@ struct Release {
             read.push_back(addr.host);
             return node.at(addr.host);
         };
-        options.sleep_ms = [this](std::int64_t ms) {
-            slept.push_back(ms);
-            std::this_thread::yield();
-        };
+        options.clock = &clock;
         options.report = &reporter;
     }
 
@@ -906,11 +904,11 @@ TEST_CASE("hold release: a node of another cluster fails the check", "[stages][h
     CHECK(list.results[0]["message"].get<std::string>().find("belongs to") != std::string::npos);
 }
 
-TEST_CASE("hold release: a machine not Ready in time is named, the wait uses the sleep given",
+TEST_CASE("hold release: a machine not Ready in time is named, the wait uses the clock given",
           "[stages][hold]") {
     Release r;
     r.a.objects.never_ready.insert("prod-w-2");
-    r.options.timeout_ms = 20; // the loop reads the real clock: keep it short
+    r.options.timeout_ms = 20; // on the fake clock: the first pause ends the wait
     doc::ResourceList list;
     stages::Outcome out = stages::hold_release(list, r.options);
     REQUIRE_FALSE(out.error);
