@@ -49,8 +49,9 @@ class TalosNodes final : public AdoptNodes {
         if (!a) {
             return a.error();
         }
-        const talos::Reach reach(talos::mutual_tls(m_r.context, m_r.call_timeout_ms), m_r.endpoint);
-        auto members = reach.client(*a).discovery_members();
+        auto members = talos::reach_for(&m_r.context, false, m_r.endpoint, m_r.call_timeout_ms)
+                           .client(*a)
+                           .discovery_members();
         if (!members) {
             return members.error();
         }

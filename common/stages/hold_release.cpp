@@ -147,8 +147,8 @@ StartConfigRead config_read(const talos::TalosContext& context,
                             const std::optional<talos::Address>& endpoint,
                             std::int64_t call_timeout_ms) {
     // made now, its endpoint's channel shared by every read and loop
-    auto reach =
-        std::make_shared<const talos::Reach>(talos::mutual_tls(context, call_timeout_ms), endpoint);
+    auto reach = std::make_shared<const talos::Reach>(
+        talos::reach_for(&context, false, endpoint, call_timeout_ms));
     return [reach](talos::Loop& loop, const talos::Address& node,
                    std::function<void(Result<std::string>)> done) {
         // The client may go once its call is started; the call keeps what it needs.

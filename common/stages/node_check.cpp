@@ -72,20 +72,30 @@ std::vector<Value> all_patches(const doc::ResourceList& plan, const NodeCheckOpt
     return out;
 }
 
+// The endpoint `t`'s Inspection was read through (none: directly), to reach it the same way.
+Result<std::optional<talos::Address>> recorded_endpoint(const NodeTarget& t) {
+    if (t.via_endpoint.empty()) {
+        return std::optional<talos::Address>();
+    }
+    auto e = talos::parse_address(t.via_endpoint);
+    if (!e) {
+        return e.error();
+    }
+    return std::optional<talos::Address>(*e);
+}
+
 // The default seam: a client with the inspection's credential for each machine, through the
 // endpoint when its Inspection was read through one (one channel made now for all, shared by the
 // loops: gRPC channels may be).
 DryRunNode dry_run_over(const std::vector<Check>& checks, const InspectOptions& io) {
-    const talos::DialOptions dial = talos::mutual_tls(*io.context, io.call_timeout_ms);
     auto reaches = std::make_shared<std::map<std::string, talos::Reach>>();
     for (const auto& c : checks) {
         if (!c.target || reaches->count(c.target->via_endpoint) != 0) {
             continue;
         }
-        if (c.target->via_endpoint.empty()) {
-            reaches->emplace("", talos::Reach(dial, std::nullopt));
-        } else if (auto a = talos::parse_address(c.target->via_endpoint); a) {
-            reaches->emplace(c.target->via_endpoint, talos::Reach(dial, *a));
+        if (auto e = recorded_endpoint(*c.target); e) {
+            reaches->emplace(c.target->via_endpoint,
+                             talos::reach_for(&*io.context, false, *e, io.call_timeout_ms));
         }
     }
     return [reaches](talos::Loop& loop, const NodeTarget& t, const std::string& config,
@@ -362,16 +372,12 @@ Result<std::string> read_node_config(const NodeTarget& t, const NodeCheckOptions
     if (!o.inspect.context) {
         return make_error(ErrorKind::Config, "no talosconfig context to read the node with");
     }
-    std::optional<talos::Address> endpoint;
-    if (!t.via_endpoint.empty()) {
-        auto e = talos::parse_address(t.via_endpoint);
-        if (!e) {
-            return e.error();
-        }
-        endpoint = *e;
+    auto endpoint = recorded_endpoint(t);
+    if (!endpoint) {
+        return endpoint.error();
     }
-    return configs_reader(*o.inspect.context, endpoint, o.inspect.call_timeout_ms)({t.address},
-                                                                                   1)[0];
+    return configs_reader(*o.inspect.context, *endpoint, o.inspect.call_timeout_ms)({t.address},
+                                                                                    1)[0];
 }
 
 Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
