@@ -149,6 +149,15 @@ std::unique_ptr<ClusterReads> cluster_reads_over(kube::Client& kube) {
     return std::make_unique<KubeClusterReads>(kube);
 }
 
+RealWorld world_over(kube::Client& kube, IchorObjects& objects, const TalosReach& reach,
+                     Reporter& report, Consent consent) {
+    RealWorld w{cluster_reads_over(kube), nodes_over(reach, kube), {}};
+    w.world = AdoptWorld{&objects,          writers_over(kube),    w.reads.get(),
+                         w.nodes.get(),     &util::system_clock(), &report,
+                         std::move(consent)};
+    return w;
+}
+
 Result<Value> get_cluster(IchorObjects& objects, const std::string& name) {
     auto c = objects.get("talosclusters", objects.ns(), name);
     if (!c && c.error().code == "NotFound") {

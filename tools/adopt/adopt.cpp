@@ -6,7 +6,6 @@
 #include "common/cli/run.h"
 #include "common/stages/adopt.h"
 #include "common/stages/plan.h"
-#include "common/util/clock.h"
 #include "common/util/strings.h"
 
 #include <ostream>
@@ -237,24 +236,16 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (!ep) {
         return stages::failed(ep.error());
     }
-    auto nodes = stages::nodes_over(
-        {ctx->context, ctx->path, *ep, o.talos.call_timeout_ms, o.talos.concurrency}, **k);
-    auto reads = stages::cluster_reads_over(**k);
     cli::StreamReporter report(s, "adopt");
-    const stages::AdoptWorld world{
-        objects.get(),
-        stages::writers_over(**k),
-        reads.get(),
-        nodes.get(),
-        &util::system_clock(),
-        &report,
-        [&s, &o](const std::string& what, const std::vector<std::string>& lines) {
+    const stages::RealWorld real = stages::world_over(
+        **k, *objects, {ctx->context, ctx->path, *ep, o.talos.call_timeout_ms, o.talos.concurrency},
+        report, [&s, &o](const std::string& what, const std::vector<std::string>& lines) {
             return cli::obtain_consent(s, what, lines, o.yes);
-        }};
+        });
     stages::Adopted out;
     const stages::AdoptOptions flow{o.plan_only,  o.yes,        o.node_check,       o.keep_stages,
                                     o.backup_dir, o.timeout_ms, o.talos.concurrency};
-    stages::Outcome outcome = stages::adopt(input, flow, world, out);
+    stages::Outcome outcome = stages::adopt(input, flow, real.world, out);
     if (out.write) {
         if (auto st = cli::write_list(s, o.output, std::move(out.list),
                                       out.plan ? stages::plan_table : nullptr);
