@@ -6,7 +6,7 @@
 
 namespace ichor::cli {
 
-void Progress::update(std::string_view line) {
+void StreamReporter::status(std::string_view line) {
     if (!m_s.err_tty) {
         return;
     }
@@ -21,7 +21,7 @@ void Progress::update(std::string_view line) {
     m_open = true;
 }
 
-void Progress::done() {
+void StreamReporter::end_status() {
     if (m_open) {
         m_s.err << "\r\033[K";
         m_s.err.flush();
@@ -29,14 +29,14 @@ void Progress::done() {
     }
 }
 
-void Progress::announce(std::string_view line) {
-    done();
+void StreamReporter::step(std::string_view line) {
+    end_status();
     m_s.err << line << '\n';
     m_s.err.flush();
 }
 
 void StreamReporter::warning(std::string_view line) {
-    m_p.done(); // the warning stays; the transient line it would run into goes
+    end_status(); // the warning stays; the transient line it would run into goes
     report_warning(m_s, m_verb, line);
 }
 

@@ -1,6 +1,6 @@
-// Progress lines on the terminal only: nothing when stderr is not a terminal, so pipes and logs
-// stay quiet. Steps that a user must always see (a warning, an announced step) are printed with
-// report_warning or announce, which write whether or not stderr is a terminal.
+// Status lines on the terminal only: nothing when stderr is not a terminal, so pipes and logs stay
+// quiet. What a user must always see (a step, a warning) is written whether or not stderr is a
+// terminal.
 #pragma once
 
 #include "common/cli/streams.h"
@@ -8,40 +8,25 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ichor::cli {
 
-class Progress {
-  public:
-    explicit Progress(Streams& s) : m_s(s) {}
-    // A transient status line, overwritten by the next one (carriage return, erase line); faint
-    // when colour is on (a terminal, NO_COLOR unset).
-    void update(std::string_view line);
-    // Clears the transient line.
-    void done();
-    // A permanent line on stderr, terminal or not.
-    void announce(std::string_view line);
-
-  private:
-    Streams& m_s;
-    bool m_open = false;
-};
-
-// The stages' reporter on the process's streams: status lines as Progress::update (a terminal
-// only), steps as Progress::announce, warnings as report_warning for the tool `verb` (the status
-// line cleared first).
+// The stages' reporter on the process's streams: status lines transient (overwritten by the next
+// one: carriage return, erase line; faint when colour is on) and on a terminal only; steps and
+// warnings (report_warning, for the tool `verb`) always, the status line cleared first.
 class StreamReporter final : public stages::Reporter {
   public:
-    StreamReporter(Streams& s, std::string verb) : m_s(s), m_verb(std::move(verb)), m_p(s) {}
-    void status(std::string_view line) override { m_p.update(line); }
-    void end_status() override { m_p.done(); }
-    void step(std::string_view line) override { m_p.announce(line); }
+    StreamReporter(Streams& s, std::string verb) : m_s(s), m_verb(std::move(verb)) {}
+    void status(std::string_view line) override;
+    void end_status() override;
+    void step(std::string_view line) override;
     void warning(std::string_view line) override;
 
   private:
     Streams& m_s;
     std::string m_verb;
-    Progress m_p;
+    bool m_open = false; // a status line is on the terminal
 };
 
 } // namespace ichor::cli

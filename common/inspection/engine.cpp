@@ -27,9 +27,9 @@ class NodeInspection {
   public:
     using Finished = std::function<void(Value item, Value results)>;
 
-    NodeInspection(const talos::Address& a, const RunContext& run, const talos::Reach* reach,
-                   talos::Loop& loop, Finished finished)
-        : m_run(run), m_reach(reach), m_endpoint(reach != nullptr ? reach->endpoint() : nullptr),
+    NodeInspection(const talos::Address& a, const RunContext& run, const talos::Reach& reach,
+                   const talos::Reach& probe, talos::Loop& loop, Finished finished)
+        : m_run(run), m_reach(reach), m_probe_reach(probe), m_endpoint(reach.endpoint()),
           m_loop(loop), m_finished(std::move(finished)), m_r{a, skeleton(a, run)} {}
 
     void start() { start_version(); }
@@ -46,12 +46,10 @@ class NodeInspection {
     void start_version() {
         m_phase = Phase::Version;
         const Settings& s = settings();
-        m_insecure = s.insecure || !s.context;
+        m_insecure = !m_reach.mutual();
+        m_client.emplace(m_reach.client(m_r.address));
         if (m_insecure) {
-            m_client.emplace(m_r.address, talos::insecure(s.fingerprints, s.call_timeout_ms));
             at(f::k_tls_outcome) = s.fingerprints.empty() ? f::tls::k_insecure : f::tls::k_pinned;
-        } else {
-            m_client.emplace(m_reach->client(m_r.address));
         }
         m_client->version(m_loop,
                           [this](Result<machine::Version> v) { after_version(std::move(v)); });
@@ -131,7 +129,7 @@ class NodeInspection {
     // answers an insecure Version; another cluster's node does not (it wants a client certificate).
     void start_probe() {
         m_phase = Phase::Probe;
-        m_probe.emplace(m_r.address, talos::insecure({}, settings().call_timeout_ms));
+        m_probe.emplace(m_probe_reach.client(m_r.address));
         m_probe->version(m_loop, [this](Result<machine::Version> v) { after_probe(std::move(v)); });
     }
 
@@ -310,8 +308,9 @@ class NodeInspection {
     }
 
     const RunContext& m_run;
-    const talos::Reach* m_reach;       // the configured reads' reach (null: insecure)
-    const talos::Endpoint* m_endpoint; // its endpoint; null: dialled directly
+    const talos::Reach& m_reach;       // the reads' (insecure without a credential)
+    const talos::Reach& m_probe_reach; // the probe's: insecure, unpinned
+    const talos::Endpoint* m_endpoint; // the reads' endpoint; null: dialled directly
     talos::Loop& m_loop;
     Finished m_finished;
     NodeReading m_r;
@@ -333,11 +332,10 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
     std::vector<NodeReport> out(addresses.size());
     // Through an endpoint, one channel for every node on every loop: one handshake for the
     // cluster (gRPC channels may be shared between threads).
-    std::optional<talos::Reach> reach;
-    if (s.context && !s.insecure) {
-        reach.emplace(talos::mutual_tls(*s.context, s.call_timeout_ms), s.endpoint);
-    }
-    const talos::Reach* ep = reach ? &*reach : nullptr;
+    const talos::TalosContext* context = s.context ? &*s.context : nullptr;
+    const talos::Reach reach =
+        talos::reach_for(context, s.insecure, s.endpoint, s.call_timeout_ms, s.fingerprints);
+    const talos::Reach probe = talos::reach_for(nullptr, true, s.endpoint, s.call_timeout_ms);
     std::atomic<std::size_t> next{0};
     talos::run_on_loops(s.concurrency, addresses.size(), [&](talos::Loop& loop, int share) {
         std::vector<std::unique_ptr<NodeInspection>> nodes;
@@ -347,7 +345,7 @@ std::vector<NodeReport> read_nodes(const std::vector<talos::Address>& addresses,
                 return;
             }
             nodes.push_back(std::make_unique<NodeInspection>(
-                addresses[i], run, ep, loop, [&, i](Value item, Value results) {
+                addresses[i], run, reach, probe, loop, [&, i](Value item, Value results) {
                     out[i] = NodeReport{std::move(item), std::move(results)};
                     start_next();
                 }));

@@ -2,6 +2,7 @@
 
 #include "common/inspection/fields.h"
 #include "common/talos/errors.h"
+#include "common/talos/reach.h"
 #include "common/util/pem.h"
 #include "common/util/strings.h"
 
@@ -44,8 +45,9 @@ Value skeleton(const talos::Address& a, const RunContext& run) {
     put(v, f::k_name) = a.text;
     put(v, f::k_address) = a.host;
     put(v, f::k_port) = a.port;
-    if (s.endpoint && s.context && !s.insecure) { // as read_nodes decides
-        put(v, f::k_via_endpoint) = s.endpoint->text;
+    // as read_nodes reaches it
+    if (auto e = talos::reach_through(s.context ? &*s.context : nullptr, s.insecure, s.endpoint)) {
+        put(v, f::k_via_endpoint) = e->text;
     }
     if (s.context) {
         put(v, f::k_talosconfig_path) = s.talosconfig_path;

@@ -70,7 +70,6 @@ ApplyOptions apply_over(const AdoptWorld& w, const AdoptOptions& o, const bundle
     ao.backup_dir = o.backup_dir;
     ao.now_rfc3339 = w.clock->now_rfc3339();
     ao.report = w.report;
-    ao.read_config = w.nodes->config_reader();
     ao.bundle = bundle;
     // Both adoptions read the nodes as hold apply does: up to --concurrency at once.
     ao.read_concurrency = o.concurrency;

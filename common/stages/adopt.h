@@ -56,7 +56,6 @@ class AdoptNodes {
     // Talos discovery's members as the node of `inspection` lists them. An error names the node.
     virtual Result<std::vector<DiscoveryMember>> members(const doc::Value& inspection) = 0;
     // Hold apply's reads of the nodes' configurations (hold.h).
-    virtual ReadConfig config_reader() = 0;
     virtual ReadConfigs configs_reader() = 0;
     // The node check's calls and the release's zero-drift read (over `reach`, what reach({})
     // gives); empty: the stages' own, over reach's options.
@@ -150,6 +149,17 @@ struct TalosReach {
 };
 std::unique_ptr<AdoptNodes> nodes_over(const TalosReach& reach, kube::Client& kube);
 std::unique_ptr<ClusterReads> cluster_reads_over(kube::Client& kube);
+
+// The real world of an adoption: the nodes as `reach` says and the cluster's reads over `kube`
+// (owned here), the caller's `objects` and `report`, hold apply's writers over `kube`, the system
+// clock and `consent`. `kube`, `objects` and `report` must outlive it.
+struct RealWorld {
+    std::unique_ptr<ClusterReads> reads;
+    std::unique_ptr<AdoptNodes> nodes;
+    AdoptWorld world;
+};
+RealWorld world_over(kube::Client& kube, IchorObjects& objects, const TalosReach& reach,
+                     Reporter& report, Consent consent);
 
 // The TalosCluster NAME in the namespace of `objects`: get_cluster's refusal when it is missing.
 Result<doc::Value> get_cluster(IchorObjects& objects, const std::string& name);

@@ -49,8 +49,9 @@ class TalosNodes final : public AdoptNodes {
         if (!a) {
             return a.error();
         }
-        const talos::Reach reach(talos::mutual_tls(m_r.context, m_r.call_timeout_ms), m_r.endpoint);
-        auto members = reach.client(*a).discovery_members();
+        auto members = talos::reach_for(&m_r.context, false, m_r.endpoint, m_r.call_timeout_ms)
+                           .client(*a)
+                           .discovery_members();
         if (!members) {
             return members.error();
         }
@@ -59,9 +60,6 @@ class TalosNodes final : public AdoptNodes {
             out.push_back({m.hostname, m.addresses});
         }
         return out;
-    }
-    ReadConfig config_reader() override {
-        return stages::config_reader(m_r.context, m_r.endpoint, m_r.call_timeout_ms);
     }
     ReadConfigs configs_reader() override {
         return stages::configs_reader(m_r.context, m_r.endpoint, m_r.call_timeout_ms);
@@ -149,6 +147,15 @@ std::unique_ptr<AdoptNodes> nodes_over(const TalosReach& reach, kube::Client& ku
 
 std::unique_ptr<ClusterReads> cluster_reads_over(kube::Client& kube) {
     return std::make_unique<KubeClusterReads>(kube);
+}
+
+RealWorld world_over(kube::Client& kube, IchorObjects& objects, const TalosReach& reach,
+                     Reporter& report, Consent consent) {
+    RealWorld w{cluster_reads_over(kube), nodes_over(reach, kube), {}};
+    w.world = AdoptWorld{&objects,          writers_over(kube),    w.reads.get(),
+                         w.nodes.get(),     &util::system_clock(), &report,
+                         std::move(consent)};
+    return w;
 }
 
 Result<Value> get_cluster(IchorObjects& objects, const std::string& name) {

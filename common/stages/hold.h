@@ -11,6 +11,7 @@
 #include "common/stages/objects.h"
 #include "common/stages/reporter.h"
 #include "common/stages/stage.h"
+#include "common/talos/loop.h"
 #include "common/util/clock.h"
 
 #include <cstdint>
@@ -33,24 +34,27 @@ Status check_plan_writable(const doc::ResourceList& plan);
 // annotations): the same plan gives the same digest.
 std::string plan_digest(const doc::ResourceList& plan);
 
-// Reads a node's configuration exactly as the node returns it (the bytes of its MachineConfig
-// resource, secrets included): the backup, and the check that a saved plan is not stale. An error
-// names the node.
-using ReadConfig = std::function<Result<std::string>(const talos::Address&)>;
+// Starts the read of a node's configuration on `loop`: `done`, on the loop's thread, gets it
+// exactly as the node returns it (the bytes of its MachineConfig resource, secrets included), or
+// an error naming the node. The backup, and the check that a saved plan is not stale.
+using StartConfigRead = std::function<void(talos::Loop& loop, const talos::Address& node,
+                                           std::function<void(Result<std::string>)> done)>;
 
-// A ReadConfig with the talosconfig `context` (os:admin), through `endpoint` when set, each call
-// bounded by `call_timeout_ms`.
-ReadConfig config_reader(const talos::TalosContext& context,
-                         const std::optional<talos::Address>& endpoint,
-                         std::int64_t call_timeout_ms);
+// A StartConfigRead with the talosconfig `context` (os:admin), through `endpoint` when set (its
+// channel made now, one connection for every read), each call bounded by `call_timeout_ms`.
+StartConfigRead config_read(const talos::TalosContext& context,
+                            const std::optional<talos::Address>& endpoint,
+                            std::int64_t call_timeout_ms);
 
 // Many nodes' configurations at once, in the order given, up to `concurrency` in flight.
 using ReadConfigs = std::function<std::vector<Result<std::string>>(
     const std::vector<talos::Address>& addresses, int concurrency)>;
 
-// config_reader's reads made asynchronously on talos::Loops (run_on_loops), as the inspection
-// makes its own: no thread blocked per node in flight, and through `endpoint` one connection for
-// them all instead of one each.
+// The reads of `start` on talos::Loops (for_each_on_loops), as the inspection makes its own: no
+// thread blocked per node in flight.
+ReadConfigs configs_reader(StartConfigRead start);
+
+// configs_reader over config_read: the product's reads.
 ReadConfigs configs_reader(const talos::TalosContext& context,
                            const std::optional<talos::Address>& endpoint,
                            std::int64_t call_timeout_ms);
@@ -65,15 +69,12 @@ struct ApplyOptions {
     std::string backup_dir;
     std::string now_rfc3339;    // the applied-at annotation
     Reporter* report = nullptr; // each backup and write as a step; null: silent
-    ReadConfig read_config;     // required: the fresh read of each node
+    // Required: the fresh read of the nodes, read_concurrency (at least 1) passed on.
+    ReadConfigs read_configs;
+    int read_concurrency = 1;
     // The bundle for the Secret of a whole-cluster plan (which carries no data); required when
     // the plan has one.
     const bundle::Bundle* bundle = nullptr;
-    // Nodes read at once (at least 1). Above 1, read_config is called from that many threads and
-    // must be safe to (config_reader's is: a client per call).
-    int read_concurrency = 1;
-    // When set, the nodes are read with it (read_concurrency passed on) instead of read_config.
-    ReadConfigs read_configs;
     // TalosMachines created at once (1 to k_max_write_concurrency), when `writers` is set: each
     // worker writes through its own objects from `writers` (called on the caller's thread). Only
     // a run of consecutive TalosMachines of one role in the plan is written concurrently, in the
@@ -121,9 +122,7 @@ struct ReleaseOptions {
     // Each release and Ready as a step, each wait as a status line; null: silent.
     Reporter* report = nullptr;
     // The deadlines and the pause between two polls of a machine; null: the system clock.
-    // sleep_ms, when set, pauses instead of the clock.
     util::Clock* clock = nullptr;
-    std::function<void(std::int64_t)> sleep_ms;
 };
 
 // The options of a release with the talosconfig context, the bundle and the TalosCluster that the

@@ -117,35 +117,6 @@ Result<std::vector<std::string>> changed_objects(const doc::ResourceList& plan, 
     return changed;
 }
 
-// Each address's configuration, in the order given, up to o.read_concurrency at a time: one
-// after the other, 256 nodes took a third of hold apply's wall time (bench/HISTORY.md, "hold
-// apply's reads").
-std::vector<Result<std::string>> read_configs(const std::vector<talos::Address>& addresses,
-                                              const ApplyOptions& o) {
-    if (o.read_configs) {
-        return o.read_configs(addresses, o.read_concurrency);
-    }
-    std::vector<Result<std::string>> out(addresses.size(),
-                                         make_error(ErrorKind::Internal, "not read"));
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t i = next++; i < addresses.size(); i = next++) {
-            out[i] = o.read_config(addresses[i]);
-        }
-    };
-    const int n = std::clamp(o.read_concurrency, 1,
-                             static_cast<int>(std::max<std::size_t>(addresses.size(), 1)));
-    std::vector<std::thread> threads;
-    for (int t = 1; t < n; ++t) {
-        threads.emplace_back(work);
-    }
-    work();
-    for (auto& t : threads) {
-        t.join();
-    }
-    return out;
-}
-
 // Reads each node the plan creates a machine for, once, and checks the plan against the world:
 // the configurations read (the backups), or why the plan may not be applied.
 Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
@@ -176,7 +147,12 @@ Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
         }
         addresses.push_back(*addr);
     }
-    std::vector<Result<std::string>> read = read_configs(addresses, o);
+    if (!o.read_configs) {
+        return make_error(ErrorKind::Internal, "hold apply without a reader of the nodes");
+    }
+    // Up to o.read_concurrency at a time: one after the other, 256 nodes took a third of hold
+    // apply's wall time (bench/HISTORY.md, "hold apply's reads").
+    std::vector<Result<std::string>> read = o.read_configs(addresses, o.read_concurrency);
     std::size_t i = 0;
     for (const auto& n : nodes) {
         const std::string text = n.value("address", "");

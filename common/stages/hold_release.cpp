@@ -10,6 +10,7 @@
 #include "common/talos/address.h"
 #include "common/talos/client.h"
 #include "common/talos/loop.h"
+#include "common/talos/loops.h"
 #include "common/talos/reach.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
@@ -120,11 +121,7 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
                              util::format_duration_ms(waited / 1000 * 1000) + " of " +
                              util::format_duration_ms(o.timeout_ms) + " (" + last + ")");
         }
-        if (o.sleep_ms) {
-            o.sleep_ms(500);
-        } else {
-            clock.sleep_ms(500);
-        }
+        clock.sleep_ms(500);
     }
     return make_error(
         ErrorKind::Unreachable,
@@ -146,46 +143,43 @@ Result<std::string> machine_config_bytes(Result<talos::Resource> res) {
 
 } // namespace
 
-ReadConfig config_reader(const talos::TalosContext& context,
-                         const std::optional<talos::Address>& endpoint,
-                         std::int64_t call_timeout_ms) {
-    return [context, endpoint, call_timeout_ms](const talos::Address& a) -> Result<std::string> {
-        const talos::Reach reach(talos::mutual_tls(context, call_timeout_ms), endpoint);
-        return machine_config_bytes(reach.client(a).cosi_get(talos::kind::k_machine_config));
+StartConfigRead config_read(const talos::TalosContext& context,
+                            const std::optional<talos::Address>& endpoint,
+                            std::int64_t call_timeout_ms) {
+    // made now, its endpoint's channel shared by every read and loop
+    auto reach = std::make_shared<const talos::Reach>(
+        talos::reach_for(&context, false, endpoint, call_timeout_ms));
+    return [reach](talos::Loop& loop, const talos::Address& node,
+                   std::function<void(Result<std::string>)> done) {
+        // The client may go once its call is started; the call keeps what it needs.
+        reach->client(node).cosi_get(loop, talos::kind::k_machine_config,
+                                     [done = std::move(done)](Result<talos::Resource> r) {
+                                         done(machine_config_bytes(std::move(r)));
+                                     });
     };
+}
+
+ReadConfigs configs_reader(StartConfigRead start) {
+    return
+        [start = std::move(start)](const std::vector<talos::Address>& addresses, int concurrency) {
+            std::vector<Result<std::string>> out(addresses.size(),
+                                                 make_error(ErrorKind::Internal, "not read"));
+            talos::for_each_on_loops(
+                concurrency, addresses.size(),
+                [&](talos::Loop& loop, std::size_t i, const std::function<void()>& done) {
+                    start(loop, addresses[i], [&out, i, &done](Result<std::string> r) {
+                        out[i] = std::move(r);
+                        done();
+                    });
+                });
+            return out;
+        };
 }
 
 ReadConfigs configs_reader(const talos::TalosContext& context,
                            const std::optional<talos::Address>& endpoint,
                            std::int64_t call_timeout_ms) {
-    return [context, endpoint, call_timeout_ms](const std::vector<talos::Address>& addresses,
-                                                int concurrency) {
-        std::vector<Result<std::string>> out(addresses.size(),
-                                             make_error(ErrorKind::Internal, "not read"));
-        // made before the loops start, its endpoint's channel shared by them
-        const talos::Reach reach(talos::mutual_tls(context, call_timeout_ms), endpoint);
-        std::atomic<std::size_t> next{0};
-        talos::run_on_loops(concurrency, addresses.size(), [&](talos::Loop& loop, int share) {
-            std::function<void()> start_next = [&] {
-                std::size_t i = next++;
-                if (i >= addresses.size()) {
-                    return;
-                }
-                talos::NodeClient c = reach.client(addresses[i]);
-                // The client may go once its call is started; the call keeps what it needs.
-                c.cosi_get(loop, talos::kind::k_machine_config,
-                           [&out, i, &start_next](Result<talos::Resource> r) {
-                               out[i] = machine_config_bytes(std::move(r));
-                               start_next();
-                           });
-            };
-            for (int k = 0; k < share; ++k) {
-                start_next();
-            }
-            loop.run();
-        });
-        return out;
-    };
+    return configs_reader(config_read(context, endpoint, call_timeout_ms));
 }
 
 ReleaseOptions release_options(IchorObjects& objects, const std::string& cluster,

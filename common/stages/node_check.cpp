@@ -9,16 +9,16 @@
 #include "common/stages/plan.h"
 #include "common/talos/errors.h"
 #include "common/talos/loop.h"
+#include "common/talos/loops.h"
 #include "common/talos/reach.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
-#include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
-#include <thread>
 
 namespace ichor::stages {
 
@@ -72,58 +72,64 @@ std::vector<Value> all_patches(const doc::ResourceList& plan, const NodeCheckOpt
     return out;
 }
 
+// The endpoint `t`'s Inspection was read through (none: directly), to reach it the same way.
+Result<std::optional<talos::Address>> recorded_endpoint(const NodeTarget& t) {
+    if (t.via_endpoint.empty()) {
+        return std::optional<talos::Address>();
+    }
+    auto e = talos::parse_address(t.via_endpoint);
+    if (!e) {
+        return e.error();
+    }
+    return std::optional<talos::Address>(*e);
+}
+
 // The default seam: a client with the inspection's credential for each machine, through the
-// endpoint when its Inspection was read through one, its dry run on a talos::Loop (one loop per
-// core, up to four, as the inspection engine runs them; each keeps its share of the concurrency in
-// flight). Blocking calls on one thread per machine in flight cost two thread switches per reply
-// and a malloc arena per thread: on 256 nodes the check took more wall and CPU than the
-// inspection, and 10 MB of peak RSS (bench/HISTORY.md, "the node check on loops").
-void ask_on_loops(std::vector<Check>& checks, const InspectOptions& io) {
-    // Made before the threads start and shared by them (gRPC channels may be): each machine is
-    // reached as its Inspection was, directly ("") or through that endpoint.
-    const talos::DialOptions dial = talos::mutual_tls(*io.context, io.call_timeout_ms);
-    std::map<std::string, talos::Reach> reaches;
+// endpoint when its Inspection was read through one (one channel made now for all, shared by the
+// loops: gRPC channels may be).
+DryRunNode dry_run_over(const std::vector<Check>& checks, const InspectOptions& io) {
+    auto reaches = std::make_shared<std::map<std::string, talos::Reach>>();
     for (const auto& c : checks) {
-        if (!c.target || reaches.count(c.target->via_endpoint) != 0) {
+        if (!c.target || reaches->count(c.target->via_endpoint) != 0) {
             continue;
         }
-        if (c.target->via_endpoint.empty()) {
-            reaches.emplace("", talos::Reach(dial, std::nullopt));
-        } else if (auto a = talos::parse_address(c.target->via_endpoint); a) {
-            reaches.emplace(c.target->via_endpoint, talos::Reach(dial, *a));
+        if (auto e = recorded_endpoint(*c.target); e) {
+            reaches->emplace(c.target->via_endpoint,
+                             talos::reach_for(&*io.context, false, *e, io.call_timeout_ms));
         }
     }
-    std::atomic<std::size_t> next{0};
-    talos::run_on_loops(io.concurrency, checks.size(), [&](talos::Loop& loop, int share) {
-        std::function<void()> start_next = [&] {
-            for (std::size_t i = next++; i < checks.size(); i = next++) {
-                Check& c = checks[i];
-                if (!c.failure.empty()) {
-                    continue;
-                }
-                std::optional<talos::NodeClient> client;
-                if (auto r = reaches.find(c.target->via_endpoint); r != reaches.end()) {
-                    client.emplace(r->second.client(c.target->address));
-                } else {
-                    c.answer = make_error(ErrorKind::Usage,
-                                          "bad endpoint \"" + c.target->via_endpoint + "\"");
-                    continue;
-                }
-                // The client may go once its call is started; the call keeps what it needs.
-                client->dry_run_configuration(loop, c.config,
-                                              [&c, &start_next](Result<talos::DryRunAnswer> a) {
-                                                  c.answer = std::move(a);
-                                                  start_next();
-                                              });
-                std::string().swap(c.config); // the request holds its own copy
+    return [reaches](talos::Loop& loop, const NodeTarget& t, const std::string& config,
+                     talos::NodeClient::Done<talos::DryRunAnswer> done) {
+        auto r = reaches->find(t.via_endpoint);
+        if (r == reaches->end()) {
+            done(make_error(ErrorKind::Usage, "bad endpoint \"" + t.via_endpoint + "\""));
+            return;
+        }
+        // The client may go once its call is started; the call keeps what it needs.
+        r->second.client(t.address).dry_run_configuration(loop, config, std::move(done));
+    };
+}
+
+// Each machine's dry run on a talos::Loop (one loop per core, up to four, as the inspection
+// engine runs them; each keeps its share of the concurrency in flight). Blocking calls on one
+// thread per machine in flight cost two thread switches per reply and a malloc arena per thread:
+// on 256 nodes the check took more wall and CPU than the inspection, and 10 MB of peak RSS
+// (bench/HISTORY.md, "the node check on loops").
+void ask_on_loops(std::vector<Check>& checks, const DryRunNode& dry_run, int concurrency) {
+    talos::for_each_on_loops(
+        concurrency, checks.size(),
+        [&](talos::Loop& loop, std::size_t i, const std::function<void()>& done) {
+            Check& c = checks[i];
+            if (!c.failure.empty()) {
+                done();
                 return;
             }
-        };
-        for (int k = 0; k < share; ++k) {
-            start_next();
-        }
-        loop.run();
-    });
+            dry_run(loop, *c.target, c.config, [&c, &done](Result<talos::DryRunAnswer> a) {
+                c.answer = std::move(a);
+                done();
+            });
+            std::string().swap(c.config); // the request holds its own copy
+        });
 }
 
 // The node's own words in a rejection: what follows the method in the classified message,
@@ -331,29 +337,6 @@ void drop_blocked(doc::ResourceList& plan, const std::set<std::string>& blocked)
     plan.items = std::move(kept);
 }
 
-// A seam given in the options (the tests' fake nodes): blocking, on up to `concurrency` threads.
-void ask_all(std::vector<Check>& checks, const DryRunNode& dry_run, int concurrency) {
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t i = next++; i < checks.size(); i = next++) {
-            Check& c = checks[i];
-            if (c.failure.empty()) {
-                c.answer = dry_run(*c.target, c.config);
-            }
-        }
-    };
-    const int n =
-        std::clamp(concurrency, 1, static_cast<int>(std::max<std::size_t>(checks.size(), 1)));
-    std::vector<std::thread> threads;
-    for (int t = 1; t < n; ++t) {
-        threads.emplace_back(work);
-    }
-    work();
-    for (auto& t : threads) {
-        t.join();
-    }
-}
-
 std::string identity_of(const Value& d) {
     if (!d.is_object() || !d.contains("kind")) {
         return "v1alpha1";
@@ -389,15 +372,12 @@ Result<std::string> read_node_config(const NodeTarget& t, const NodeCheckOptions
     if (!o.inspect.context) {
         return make_error(ErrorKind::Config, "no talosconfig context to read the node with");
     }
-    std::optional<talos::Address> endpoint;
-    if (!t.via_endpoint.empty()) {
-        auto e = talos::parse_address(t.via_endpoint);
-        if (!e) {
-            return e.error();
-        }
-        endpoint = *e;
+    auto endpoint = recorded_endpoint(t);
+    if (!endpoint) {
+        return endpoint.error();
     }
-    return config_reader(*o.inspect.context, endpoint, o.inspect.call_timeout_ms)(t.address);
+    return configs_reader(*o.inspect.context, *endpoint, o.inspect.call_timeout_ms)({t.address},
+                                                                                    1)[0];
 }
 
 Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
@@ -457,11 +437,8 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
     if (checks.empty()) {
         return {};
     }
-    if (o.dry_run) {
-        ask_all(checks, o.dry_run, o.inspect.concurrency);
-    } else {
-        ask_on_loops(checks, o.inspect);
-    }
+    ask_on_loops(checks, o.dry_run ? o.dry_run : dry_run_over(checks, o.inspect),
+                 o.inspect.concurrency);
     Outcome out;
     std::set<std::string> blocked;
     for (const auto& c : checks) {

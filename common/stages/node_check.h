@@ -26,9 +26,11 @@ struct NodeTarget {
     std::string via_endpoint; // empty: dial the address directly
 };
 
-// Sends `config` (the rendered documents as one YAML stream) to the node in dry-run mode.
+// Starts sending `config` (the rendered documents as one YAML stream) to the node in dry-run mode,
+// on `loop`: `done`, on the loop's thread, gets the node's answer.
 using DryRunNode =
-    std::function<Result<talos::DryRunAnswer>(const NodeTarget& target, const std::string& config)>;
+    std::function<void(talos::Loop& loop, const NodeTarget& target, const std::string& config,
+                       talos::NodeClient::Done<talos::DryRunAnswer> done)>;
 
 struct NodeCheckOptions {
     std::string cluster;                       // the TalosCluster's name
@@ -40,7 +42,9 @@ struct NodeCheckOptions {
     std::vector<doc::Value> patches;
     // The credential, the call timeout and the concurrency (machines checked at once).
     InspectOptions inspect;
-    DryRunNode dry_run; // empty: a talos::NodeClient with `inspect`'s credential
+    // Empty: talos::NodeClient::dry_run_configuration with `inspect`'s credential. Either way the
+    // machines are checked on talos::Loops (for_each_on_loops).
+    DryRunNode dry_run;
     // Reads a node's configuration as it returns it, for a machine whose patches carry
     // credentials (spec.secretValues): each value is taken from there by its digest, so that the
     // node is sent the configuration Ichor will render, never digests. Empty: a talos::NodeClient

@@ -19,8 +19,8 @@
 #include "common/talos/address.h"
 #include "common/talos/client.h"
 #include "common/talos/talosconfig.h"
+#include "common/util/clock.h"
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -155,12 +155,12 @@ std::unique_ptr<ReclaimRegistry> make_registry(kube::Client& kube, std::string n
 
 // How the flow speaks to the person running it: `report` (reporter.h; null: silent) and `ask`,
 // which puts a question on the terminal and returns the typed line; it is empty (or returns
-// nullopt) when there is no terminal.
+// nullopt) when there is no terminal. `clock` gives the deadlines and the pauses between two
+// polls (null: the system clock).
 struct ReclaimUi {
     Reporter* report = nullptr;
     std::function<std::optional<std::string>(std::string_view question)> ask;
-    std::function<void(std::int64_t ms)> sleep_ms;
-    std::function<std::chrono::steady_clock::time_point()> now;
+    util::Clock* clock = nullptr;
 };
 
 struct ReclaimOptions {

@@ -8,7 +8,6 @@
 #include "common/util/strings.h"
 
 #include <algorithm>
-#include <thread>
 
 namespace ichor::stages {
 
@@ -82,12 +81,13 @@ struct Flow {
         });
     }
 
-    void say(const std::string& line) const {
+    // The reporter's kinds of message (reporter.h), each under the reporter's name.
+    void step(const std::string& line) const {
         if (ui.report != nullptr) {
             ui.report->step(line);
         }
     }
-    void warn(const std::string& line, const std::string& code) {
+    void warning(const std::string& line, const std::string& code) {
         if (ui.report != nullptr) {
             ui.report->warning(line);
         }
@@ -95,7 +95,7 @@ struct Flow {
         tags[std::string(doc::k_tag_node)] = o.address.text;
         out.list.add_result(doc::Severity::Warning, line, code, nullptr, std::move(tags));
     }
-    void warn(const Finding& f) { warn(f.message, f.code); }
+    void warning(const Finding& f) { warning(f.message, f.code); }
     // An info result about the node (and no line: the caller says it).
     void note(const std::string& line, const std::string& code, Value tags = Value::object()) {
         tags[std::string(doc::k_tag_node)] = o.address.text;
@@ -103,22 +103,22 @@ struct Flow {
     }
     // The registration happened: the step line and its result.
     void done(const std::string& line, const std::string& code) {
-        say(line);
+        step(line);
         note(line, code);
         out.registered = true;
     }
-    void progress(const std::string& line) const {
+    void status(const std::string& line) const {
         if (ui.report != nullptr) {
             ui.report->status(line);
         }
     }
-    void progress_done() const {
+    void end_status() const {
         if (ui.report != nullptr) {
             ui.report->end_status();
         }
     }
     ReclaimOutcome fail(Error e) {
-        progress_done();
+        end_status();
         Value tags = Value::object();
         tags[std::string(doc::k_tag_node)] = o.address.text;
         if (!e.hint.empty()) {
@@ -129,17 +129,12 @@ struct Flow {
         out.failure = std::move(e);
         return std::move(out);
     }
-    std::chrono::steady_clock::time_point now() const {
-        return ui.now ? ui.now() : std::chrono::steady_clock::now();
+    [[nodiscard]] util::Clock& clock() const {
+        return ui.clock != nullptr ? *ui.clock : util::system_clock();
     }
     void sleep(std::int64_t ms) const {
-        if (ms <= 0) {
-            return;
-        }
-        if (ui.sleep_ms) {
-            ui.sleep_ms(ms);
-        } else {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        if (ms > 0) {
+            clock().sleep_ms(ms);
         }
     }
 
@@ -172,10 +167,10 @@ struct Flow {
         if (weakness.empty()) {
             return ok_status();
         }
-        warn(a + ": its UUID " + (uuid.empty() ? std::string("(none)") : uuid) +
-                 " cannot identify one machine (" + weakness +
-                 "): confirm its serial number as well",
-             "WeakUUID");
+        warning(a + ": its UUID " + (uuid.empty() ? std::string("(none)") : uuid) +
+                    " cannot identify one machine (" + weakness +
+                    "): confirm its serial number as well",
+                "WeakUUID");
         auto typed_serial =
             answer(o.confirm_serial, "To reset " + a + ", type its serial number: ");
         if (!typed_serial) {
@@ -208,12 +203,10 @@ struct Flow {
     Result<Value> wait_for_maintenance(const std::string& actor) {
         const std::string& a = o.address.text;
         const std::string limit = util::format_duration_ms(o.wait_timeout_ms);
-        say("Wait for " + a + " to come back in maintenance mode (at most " + limit + ")");
-        const auto start = now();
-        const auto deadline = start + std::chrono::milliseconds(o.wait_timeout_ms);
-        auto left = [&] {
-            return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now()).count();
-        };
+        step("Wait for " + a + " to come back in maintenance mode (at most " + limit + ")");
+        const std::int64_t start = clock().monotonic_ms();
+        const std::int64_t deadline = start + o.wait_timeout_ms;
+        auto left = [&] { return deadline - clock().monotonic_ms(); };
         std::string last = "the reset was just sent";
         sleep(std::min(o.poll_interval_ms, left()));
         while (left() > 0) {
@@ -221,19 +214,19 @@ struct Flow {
             if (p) {
                 std::string stage = View(*p).machine_stage();
                 if (stage.empty() || stage == "maintenance") {
-                    progress_done();
+                    end_status();
                     return p;
                 }
                 last = "answers without a certificate, stage " + stage;
             } else {
                 last = waiting_reason(p.error());
             }
-            auto waited = std::chrono::duration_cast<std::chrono::seconds>(now() - start).count();
-            progress("waiting for " + a + " in maintenance mode: " + std::to_string(waited) +
-                     "s of " + limit + " (" + last + ")");
+            const std::int64_t waited = (clock().monotonic_ms() - start) / 1000;
+            status("waiting for " + a + " in maintenance mode: " + std::to_string(waited) +
+                   "s of " + limit + " (" + last + ")");
             sleep(std::min(o.poll_interval_ms, left()));
         }
-        progress_done();
+        end_status();
         return make_error(ErrorKind::Unreachable,
                           a + " did not come back in maintenance mode within " + limit +
                               " (last: " + last + "); the reset was sent (actor ID " + actor + ")",
@@ -242,14 +235,14 @@ struct Flow {
 
     ReclaimOutcome register_machine(const Value& maint) {
         const std::string& a = o.address.text;
-        say("Register " + a + " in cluster " + o.cluster + " (namespace " + o.ns + ")");
+        step("Register " + a + " in cluster " + o.cluster + " (namespace " + o.ns + ")");
         auto machines = reg.machines();
         if (!machines) {
             return fail(machines.error());
         }
         Registration r = plan_registration(*machines, maint, {o.cluster, o.ns, a});
         for (const auto& w : r.warnings) {
-            warn(w);
+            warning(w);
         }
         switch (r.action) {
         case Registration::Action::Create: {
@@ -278,11 +271,11 @@ struct Flow {
             // machines"). It only says so, and whether discovery will look at the address.
             out.list.items.push_back(shown(r.machine));
             if (!in_discovery()) {
-                warn(a + " is not in spec.discovery.addresses of TalosCluster " + o.cluster +
-                         ", so discovery does not probe it and pending TalosMachine " + r.name +
-                         " keeps the old fingerprint; add it: kubectl ichor discovery add " + a +
-                         " --cluster " + o.cluster + " -n " + o.ns,
-                     "NotInDiscovery");
+                warning(a + " is not in spec.discovery.addresses of TalosCluster " + o.cluster +
+                            ", so discovery does not probe it and pending TalosMachine " + r.name +
+                            " keeps the old fingerprint; add it: kubectl ichor discovery add " + a +
+                            " --cluster " + o.cluster + " -n " + o.ns,
+                        "NotInDiscovery");
             }
             done("pending TalosMachine " + r.name + " records maintenance fingerprint " +
                      (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) +
@@ -310,7 +303,7 @@ struct Flow {
     Result<std::pair<Value, Assessment>> decide() {
         const std::string& a = o.address.text;
         auto known =
-            reg.known([this](std::string_view w) { warn(std::string(w), "BundleUnreadable"); });
+            reg.known([this](std::string_view w) { warning(std::string(w), "BundleUnreadable"); });
         if (!known) {
             return known.error();
         }
@@ -326,8 +319,8 @@ struct Flow {
                                   in_quotes(o.ns),
                               "kubectl get talosclusters -A", "ClusterNotFound");
         }
-        say("Inspect " + a + " with talosconfig context " + in_quotes(o.context_name) +
-            " (each call gives up after " + util::format_duration_ms(o.call_timeout_ms) + ")");
+        step("Inspect " + a + " with talosconfig context " + in_quotes(o.context_name) +
+             " (each call gives up after " + util::format_duration_ms(o.call_timeout_ms) + ")");
         Value results = Value::array();
         Value item = node.inspect(results);
         for (auto& r : results) {
@@ -346,14 +339,14 @@ struct Flow {
             }
         }
         std::string block = inspection_block(item);
-        say(block.substr(0, block.size() - 1));
+        step(block.substr(0, block.size() - 1));
         auto assessed =
             assess(item, *known, peers, {a, o.talosconfig_path, o.cluster, o.force_ungraceful});
         if (!assessed) {
             return assessed.error();
         }
         for (const auto& w : assessed->warnings) {
-            warn(w);
+            warning(w);
         }
         const std::string weakness =
             uuid_weakness(View(item).uuid(), View(item).serial(), known->machines);
@@ -374,9 +367,9 @@ struct Flow {
         ro.graceful = assessed.graceful;
         ro.reboot = true;
         ro.system_volumes = {"STATE", "EPHEMERAL"};
-        say("Reset " + a + ": wipe STATE and EPHEMERAL, then reboot (" +
-            (ro.graceful ? "graceful" : "not graceful: etcd and Kubernetes are not left first") +
-            ")");
+        step("Reset " + a + ": wipe STATE and EPHEMERAL, then reboot (" +
+             (ro.graceful ? "graceful" : "not graceful: etcd and Kubernetes are not left first") +
+             ")");
         auto actor = node.reset(ro);
         if (!actor) {
             return fail(actor.error().wrap(a + ": the reset was not accepted"));
@@ -399,7 +392,7 @@ struct Flow {
         const std::string back =
             a + " is in maintenance mode; its new maintenance certificate fingerprint is " +
             fingerprint;
-        say(back);
+        step(back);
         Value fp_tag = Value::object();
         fp_tag[std::string(k_tag_fingerprint)] = fingerprint;
         note(back, "Maintenance", std::move(fp_tag));

@@ -62,8 +62,7 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
     }
     // Through an endpoint the endpoint's handshake is the one verified and its apid checks the
     // control plane's certificate on the forwarded hop (talos-api.md §1.2), as for inspect.
-    talos::NodeClient c =
-        talos::Reach(talos::mutual_tls(*ctx, s.call_timeout_ms), s.endpoint).client(*addr);
+    talos::NodeClient c = talos::reach_for(ctx, false, s.endpoint, s.call_timeout_ms).client(*addr);
     auto res = c.cosi_get(talos::kind::k_machine_config);
     if (!res) {
         return res.error().wrap("--recover-from");

@@ -1,10 +1,28 @@
 #include "common/talos/reach.h"
 
+#include <utility>
+
 namespace ichor::talos {
 
-Reach::Reach(const DialOptions& dial, const std::optional<Address>& endpoint) : m_dial(dial) {
+std::optional<Address> reach_through(const TalosContext* context, bool insecure,
+                                     const std::optional<Address>& endpoint) {
+    if (context == nullptr || insecure) {
+        return std::nullopt;
+    }
+    return endpoint;
+}
+
+Reach reach_for(const TalosContext* context, bool insecure, const std::optional<Address>& endpoint,
+                std::int64_t call_timeout_ms, std::vector<std::string> fingerprints) {
+    DialOptions dial = context != nullptr && !insecure
+                           ? mutual_tls(*context, call_timeout_ms)
+                           : talos::insecure(std::move(fingerprints), call_timeout_ms);
+    return {std::move(dial), reach_through(context, insecure, endpoint)};
+}
+
+Reach::Reach(DialOptions dial, const std::optional<Address>& endpoint) : m_dial(std::move(dial)) {
     if (endpoint) {
-        m_endpoint.emplace(*endpoint, dial);
+        m_endpoint.emplace(*endpoint, m_dial);
     }
 }
 

@@ -21,19 +21,7 @@ using doc::Value;
 
 namespace {
 
-const std::string k_now = "2025-03-04T05:06:07Z";
-
-class FakeClock final : public util::Clock {
-  public:
-    std::int64_t now = 1000;
-    std::vector<std::int64_t> slept;
-    std::string now_rfc3339() override { return k_now; }
-    std::int64_t monotonic_ms() override { return now; }
-    void sleep_ms(std::int64_t ms) override {
-        slept.push_back(ms);
-        now += ms; // time passes, nothing waits
-    }
-};
+using test::FakeClock;
 
 class Lines final : public stages::Reporter {
   public:
@@ -95,14 +83,6 @@ class FakeNodes final : public stages::AdoptNodes {
             out.push_back({doc::get_string(v, "status.identity.hostname"), {address}});
         }
         return out;
-    }
-    stages::ReadConfig config_reader() override {
-        // The product reads through configs_reader (the loops); a call here is a path it never
-        // runs.
-        return [](const ichor::talos::Address& a) -> Result<std::string> {
-            FAIL("read_config called for " + a.text);
-            return std::string();
-        };
     }
     stages::ReadConfigs configs_reader() override {
         return [this](const std::vector<ichor::talos::Address>& addresses, int concurrency) {

@@ -10,6 +10,7 @@
 #include "test_stages_support.h"
 
 #include <catch2/catch.hpp>
+#include <grpcpp/alarm.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -102,16 +103,40 @@ struct Apply {
         options.backup_dir = dir.path() + "/backups";
         options.now_rfc3339 = k_now;
         options.report = &reporter;
-        options.read_config = [this](const talos::Address& a) -> Result<std::string> {
-            read.push_back(a.text);
-            auto it = raw.find(a.host);
-            if (it == raw.end()) {
-                return make_error(ErrorKind::Unreachable, a.text + ": connection refused", "",
-                                  "Unreachable");
-            }
-            return it->second;
-        };
+        // The product's reads on talos::Loops; only the call on the node is faked.
+        options.read_configs = stages::configs_reader(
+            [this](talos::Loop& /*loop*/, const talos::Address& a,
+                   const std::function<void(Result<std::string>)>& done) { done(answer(a)); });
     }
+
+    Result<std::string> answer(const talos::Address& a) {
+        read.push_back(a.text);
+        auto it = raw.find(a.host);
+        if (it == raw.end()) {
+            return make_error(ErrorKind::Unreachable, a.text + ": connection refused", "",
+                              "Unreachable");
+        }
+        return it->second;
+    }
+};
+
+// A call in flight on a loop, as a node's would be: an operation of the loop (a grpc::Alarm) that
+// ends, running `then` on the loop's thread, when released or after 2 s.
+class InFlight final : public talos::Loop::Operation {
+  public:
+    InFlight(talos::Loop& loop, std::function<void()> then) : m_then(std::move(then)) {
+        loop.started();
+        m_alarm.Set(loop.queue(), std::chrono::system_clock::now() + std::chrono::seconds(2), this);
+    }
+    void release() { m_alarm.Cancel(); } // ends it now (the loop's thread runs `then`)
+    bool proceed(bool /*ok*/) override {
+        m_then();
+        return true;
+    }
+
+  private:
+    grpc::Alarm m_alarm;
+    std::function<void()> m_then;
 };
 
 } // namespace
@@ -423,7 +448,7 @@ TEST_CASE("hold apply reads read_concurrency nodes at once, and names the first 
                           "Unreachable");
     };
     Apply one{n};
-    one.options.read_config = refused;
+    one.raw.clear();
     doc::ResourceList first = plan;
     stages::Outcome sequential = stages::hold_apply(first, one.options);
     REQUIRE(sequential.error);
@@ -431,19 +456,29 @@ TEST_CASE("hold apply reads read_concurrency nodes at once, and names the first 
     Apply a{n};
     a.options.read_concurrency = 2;
     std::mutex mu;
-    std::condition_variable cv;
-    int started = 0;
+    std::map<std::string, InFlight*> in_flight; // the reads not yet over, by address
     int met = 0; // reads that saw the other one in flight while they were
-    a.options.read_config = [&](const talos::Address& addr) -> Result<std::string> {
-        std::unique_lock lock(mu);
-        ++started;
-        cv.notify_all();
-        // One read after the other, the first waits out the bound alone and `met` stays below 2.
-        if (cv.wait_for(lock, std::chrono::seconds(2), [&] { return started == 2; })) {
-            ++met;
-        }
-        return refused(addr);
-    };
+    // The product's loops; each read stays in flight until the other has started, or 2 s: one
+    // read after the other, the first waits out the bound alone and `met` stays below 2.
+    a.options.read_configs =
+        stages::configs_reader([&](talos::Loop& loop, const talos::Address& addr,
+                                   std::function<void(Result<std::string>)> done) {
+            std::lock_guard lock(mu);
+            auto* op = new InFlight(loop, [&, addr, done = std::move(done)] {
+                {
+                    std::lock_guard over(mu);
+                    in_flight.erase(addr.text);
+                }
+                done(refused(addr));
+            });
+            in_flight[addr.text] = op;
+            if (in_flight.size() == 2) {
+                met += 2;
+                for (auto& entry : in_flight) {
+                    entry.second->release();
+                }
+            }
+        });
     doc::ResourceList list = plan;
     stages::Outcome out = stages::hold_apply(list, a.options);
     REQUIRE(out.error);
@@ -757,7 +792,8 @@ struct Release {
     Apply a{n};
     std::map<std::string, Value> node; // address -> what read_node answers
     std::vector<std::string> read;     // the addresses read, in order
-    std::vector<std::int64_t> slept;
+    test::FakeClock clock;
+    std::vector<std::int64_t>& slept = clock.slept;
     std::vector<std::string> said;
     test::Said reporter{said};
     stages::ReleaseOptions options;
@@ -779,10 +815,7 @@ struct Release {
             read.push_back(addr.host);
             return node.at(addr.host);
         };
-        options.sleep_ms = [this](std::int64_t ms) {
-            slept.push_back(ms);
-            std::this_thread::yield();
-        };
+        options.clock = &clock;
         options.report = &reporter;
     }
 
@@ -871,11 +904,11 @@ TEST_CASE("hold release: a node of another cluster fails the check", "[stages][h
     CHECK(list.results[0]["message"].get<std::string>().find("belongs to") != std::string::npos);
 }
 
-TEST_CASE("hold release: a machine not Ready in time is named, the wait uses the sleep given",
+TEST_CASE("hold release: a machine not Ready in time is named, the wait uses the clock given",
           "[stages][hold]") {
     Release r;
     r.a.objects.never_ready.insert("prod-w-2");
-    r.options.timeout_ms = 20; // the loop reads the real clock: keep it short
+    r.options.timeout_ms = 20; // on the fake clock: the first pause ends the wait
     doc::ResourceList list;
     stages::Outcome out = stages::hold_release(list, r.options);
     REQUIRE_FALSE(out.error);

@@ -19,7 +19,8 @@ namespace {
 
 using Fixture = test::PlanFixture;
 
-// A fake node: records what it was sent and answers what the test says, per address.
+// A fake node: records what it was sent and answers what the test says, per address. Only the
+// call on the node is faked: the stage runs its machines on its loops as the product does.
 struct FakeNodes {
     std::mutex mu;
     std::map<std::string, std::string> sent; // address -> the config
@@ -27,17 +28,23 @@ struct FakeNodes {
     std::map<std::string, Result<ichor::talos::DryRunAnswer>> answers;
 
     stages::DryRunNode seam() {
-        return [this](const stages::NodeTarget& t,
-                      const std::string& config) -> Result<ichor::talos::DryRunAnswer> {
-            std::lock_guard<std::mutex> lock(mu);
-            sent[t.address.text] = config;
-            via[t.address.text] = t.via_endpoint;
-            auto a = answers.find(t.address.text);
-            if (a == answers.end()) {
-                return ichor::talos::DryRunAnswer{no_changes(), {}};
-            }
-            return a->second;
+        return [this](ichor::talos::Loop& /*loop*/, const stages::NodeTarget& t,
+                      const std::string& config,
+                      const ichor::talos::NodeClient::Done<ichor::talos::DryRunAnswer>& done) {
+            done(answer(t, config));
         };
+    }
+
+    Result<ichor::talos::DryRunAnswer> answer(const stages::NodeTarget& t,
+                                              const std::string& config) {
+        std::lock_guard<std::mutex> lock(mu);
+        sent[t.address.text] = config;
+        via[t.address.text] = t.via_endpoint;
+        auto a = answers.find(t.address.text);
+        if (a == answers.end()) {
+            return ichor::talos::DryRunAnswer{no_changes(), {}};
+        }
+        return a->second;
     }
 
     static std::string no_changes() {

@@ -171,6 +171,21 @@ class FakeRegistry final : public stages::ReclaimRegistry {
     }
 };
 
+// The harness's time as the stage reads it: it passes when the stage pauses, nothing sleeps.
+class HarnessClock final : public util::Clock {
+  public:
+    explicit HarnessClock(std::chrono::steady_clock::time_point& t) : m_t(t) {}
+    std::string now_rfc3339() override { return "2025-03-04T05:06:07Z"; }
+    std::int64_t monotonic_ms() override {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(m_t.time_since_epoch())
+            .count();
+    }
+    void sleep_ms(std::int64_t ms) override { m_t += std::chrono::milliseconds(ms); }
+
+  private:
+    std::chrono::steady_clock::time_point& m_t;
+};
+
 struct Harness {
     FakeNode node;
     FakeRegistry reg;
@@ -179,6 +194,7 @@ struct Harness {
     test::Said reporter{steps, &warnings};
     std::vector<std::string> answers;
     std::chrono::steady_clock::time_point clock{};
+    HarnessClock ticking{clock};
     bool terminal = true;
 
     Harness() {
@@ -212,8 +228,7 @@ struct Harness {
                 return a;
             };
         }
-        ui.now = [this] { return clock; };
-        ui.sleep_ms = [this](std::int64_t ms) { clock += std::chrono::milliseconds(ms); };
+        ui.clock = &ticking;
         opts.node = &node;
         opts.registry = &reg;
         opts.ui = ui;

@@ -7,9 +7,11 @@
 #include "common/doc/vocabulary.h"
 #include "common/stages/objects.h"
 #include "common/stages/reporter.h"
+#include "common/util/clock.h"
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -22,6 +24,19 @@
 namespace ichor::test {
 
 using doc::Value;
+
+// The stages' clock in the tests: time passes when a stage pauses, nothing sleeps.
+class FakeClock final : public util::Clock {
+  public:
+    std::int64_t now = 1000;
+    std::vector<std::int64_t> slept; // each pause, in the order asked
+    std::string now_rfc3339() override { return "2025-03-04T05:06:07Z"; }
+    std::int64_t monotonic_ms() override { return now; }
+    void sleep_ms(std::int64_t ms) override {
+        slept.push_back(ms);
+        now += ms;
+    }
+};
 
 // One call on the fake, in the order made.
 struct Call {

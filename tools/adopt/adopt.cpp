@@ -6,7 +6,6 @@
 #include "common/cli/run.h"
 #include "common/stages/adopt.h"
 #include "common/stages/plan.h"
-#include "common/util/clock.h"
 #include "common/util/strings.h"
 
 #include <ostream>
@@ -20,55 +19,54 @@ const cli::ToolInfo k_info{
     "adopt",
     "Adopt a running Talos cluster that Ichor did not make, or add machines that already run a "
     "configuration signed by an Ichor cluster's CAs, without a reset.",
-    "kubectl ichor adopt --talosconfig FILE [--nodes ADDR,...] [--cluster NAME] [-n ichor-system]\n"
-    "      [--secrets-bundle FILE | --recover-secrets [--recover-from CONTROL-PLANE]\n"
-    "      [--recover-to FILE]] [--cni-unmanaged | --cilium-values FILE] [--accept-cilium-diff]\n"
-    "      [--plan] [--yes] [--parallel N]\n"
-    "      [--keep-stages DIR] [--explain]\n"
-    "  kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]\n"
-    "      --talosconfig FILE [--plan] [--yes] [--secrets-bundle FILE | --recover-secrets\n"
-    "      --recover-from ADDRESS] [-n NS] [--keep-stages DIR] [--explain] [--timeout 15m]\n"
-    "      [--no-node-check]",
-    "Without --add-machine: the whole cluster of the nodes given (--nodes, else the talosconfig\n"
-    "context's). Every node is read, the cluster is checked (one cluster ID, one Talos version,\n"
-    "etcd healthy with quorum, a Ready Node per node, the Ichor API served), the bundle is\n"
-    "recovered read-only from the first control plane (or --secrets-bundle), and the plan writes\n"
-    "the bundle Secret, a TalosCluster built from the live cluster, the class A drift as\n"
-    "cluster, role and machine TalosConfigPatches, and a held TalosMachine per node; the holds\n"
-    "are released after a live zero-drift check, control planes one at a time, then the\n"
-    "workers in waves of --parallel. The CNI is detected: Cilium (ipam.mode kubernetes) is\n"
-    "taken over after a preflight that compares it with Ichor's render (its values from the\n"
-    "Helm release record, else --cilium-values FILE; a difference is refused unless\n"
-    "--accept-cilium-diff); a cluster without a CNI gets Ichor's Cilium; any other CNI is refused\n"
-    "unless --cni-unmanaged (spec.cni.preset: unmanaged, immutable): Ichor does not migrate a\n"
-    "CNI. A rerun resumes and exits 0 when done.\n"
-    "With --add-machine: runs inspect, trustcheck and drift over the listed addresses, then\n"
-    "(without --plan) hold apply\n"
-    "and hold release, in one process over the same documents: each TalosMachine is created\n"
-    "approved and held, its class A drift captured as a TalosConfigPatch, and the hold released\n"
-    "only after a live zero-drift check, control planes first, each waiting for Ready. The CLI\n"
-    "applies nothing to a node. The bundle defaults to the cluster's own Secret; a talosconfig "
-    "for\n"
-    "a cluster Ichor made is written by kubectl ichor credentials NAME.\n"
-    "Before consent (with --plan too) each node dry-runs its machine's configuration, every\n"
-    "patch applied (ApplyConfiguration, nothing applied): a configuration the node rejects\n"
-    "blocks the machine with the node's words; --no-node-check skips it.\n"
-    "A machine of this cluster's PKI is added here; a machine another cluster configured is reset\n"
-    "and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.\n"
-    "A machine already adopted (an approved TalosMachine of its UUID) is reported and skipped, "
-    "and\n"
-    "one an interrupted run left held is released after its zero-drift check: a rerun exits 0.\n"
-    "A refused or blocked machine stops alone: the others are written and released (exit 5).\n",
-    "  kubectl ichor adopt --talosconfig ./talosconfig --cni-unmanaged --plan\n"
-    "  kubectl ichor adopt --talosconfig ./talosconfig --nodes 10.0.0.2,10.0.0.3,10.0.0.4 "
-    "--cni-unmanaged --yes --parallel 2\n"
-    "  kubectl ichor credentials prod\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod "
-    "--plan\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod "
-    "--yes\n"
-    "  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig tc --keep-stages "
-    "./stages --plan\n",
+    cli::text_block(R"(
+kubectl ichor adopt --talosconfig FILE [--nodes ADDR,...] [--cluster NAME] [-n ichor-system]
+      [--secrets-bundle FILE | --recover-secrets [--recover-from CONTROL-PLANE]
+      [--recover-to FILE]] [--cni-unmanaged | --cilium-values FILE] [--accept-cilium-diff]
+      [--plan] [--yes] [--parallel N]
+      [--keep-stages DIR] [--explain]
+  kubectl ichor adopt --cluster NAME --add-machine ADDRESS [--add-machine ADDRESS...]
+      --talosconfig FILE [--plan] [--yes] [--secrets-bundle FILE | --recover-secrets
+      --recover-from ADDRESS] [-n NS] [--keep-stages DIR] [--explain] [--timeout 15m]
+      [--no-node-check])"),
+    cli::text_block(R"(
+Without --add-machine: the whole cluster of the nodes given (--nodes, else the talosconfig
+context's). Every node is read, the cluster is checked (one cluster ID, one Talos version,
+etcd healthy with quorum, a Ready Node per node, the Ichor API served), the bundle is
+recovered read-only from the first control plane (or --secrets-bundle), and the plan writes
+the bundle Secret, a TalosCluster built from the live cluster, the class A drift as
+cluster, role and machine TalosConfigPatches, and a held TalosMachine per node; the holds
+are released after a live zero-drift check, control planes one at a time, then the
+workers in waves of --parallel. The CNI is detected: Cilium (ipam.mode kubernetes) is
+taken over after a preflight that compares it with Ichor's render (its values from the
+Helm release record, else --cilium-values FILE; a difference is refused unless
+--accept-cilium-diff); a cluster without a CNI gets Ichor's Cilium; any other CNI is refused
+unless --cni-unmanaged (spec.cni.preset: unmanaged, immutable): Ichor does not migrate a
+CNI. A rerun resumes and exits 0 when done.
+With --add-machine: runs inspect, trustcheck and drift over the listed addresses, then
+(without --plan) hold apply
+and hold release, in one process over the same documents: each TalosMachine is created
+approved and held, its class A drift captured as a TalosConfigPatch, and the hold released
+only after a live zero-drift check, control planes first, each waiting for Ready. The CLI
+applies nothing to a node. The bundle defaults to the cluster's own Secret; a talosconfig for
+a cluster Ichor made is written by kubectl ichor credentials NAME.
+Before consent (with --plan too) each node dry-runs its machine's configuration, every
+patch applied (ApplyConfiguration, nothing applied): a configuration the node rejects
+blocks the machine with the node's words; --no-node-check skips it.
+A machine of this cluster's PKI is added here; a machine another cluster configured is reset
+and added with kubectl ichor reclaim ADDRESS --talosconfig FILE --cluster NAME.
+A machine already adopted (an approved TalosMachine of its UUID) is reported and skipped, and
+one an interrupted run left held is released after its zero-drift check: a rerun exits 0.
+A refused or blocked machine stops alone: the others are written and released (exit 5).
+)"),
+    cli::text_block(R"(
+  kubectl ichor adopt --talosconfig ./talosconfig --cni-unmanaged --plan
+  kubectl ichor adopt --talosconfig ./talosconfig --nodes 10.0.0.2,10.0.0.3,10.0.0.4 --cni-unmanaged --yes --parallel 2
+  kubectl ichor credentials prod
+  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod --plan
+  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig talosconfig-prod --yes
+  kubectl ichor adopt --cluster prod --add-machine 10.0.0.21 --talosconfig tc --keep-stages ./stages --plan
+)"),
 };
 
 } // namespace
@@ -238,24 +236,16 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (!ep) {
         return stages::failed(ep.error());
     }
-    auto nodes = stages::nodes_over(
-        {ctx->context, ctx->path, *ep, o.talos.call_timeout_ms, o.talos.concurrency}, **k);
-    auto reads = stages::cluster_reads_over(**k);
     cli::StreamReporter report(s, "adopt");
-    const stages::AdoptWorld world{
-        objects.get(),
-        stages::writers_over(**k),
-        reads.get(),
-        nodes.get(),
-        &util::system_clock(),
-        &report,
-        [&s, &o](const std::string& what, const std::vector<std::string>& lines) {
+    const stages::RealWorld real = stages::world_over(
+        **k, *objects, {ctx->context, ctx->path, *ep, o.talos.call_timeout_ms, o.talos.concurrency},
+        report, [&s, &o](const std::string& what, const std::vector<std::string>& lines) {
             return cli::obtain_consent(s, what, lines, o.yes);
-        }};
+        });
     stages::Adopted out;
     const stages::AdoptOptions flow{o.plan_only,  o.yes,        o.node_check,       o.keep_stages,
                                     o.backup_dir, o.timeout_ms, o.talos.concurrency};
-    stages::Outcome outcome = stages::adopt(input, flow, world, out);
+    stages::Outcome outcome = stages::adopt(input, flow, real.world, out);
     if (out.write) {
         if (auto st = cli::write_list(s, o.output, std::move(out.list),
                                       out.plan ? stages::plan_table : nullptr);

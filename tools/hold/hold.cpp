@@ -132,7 +132,6 @@ stages::Outcome do_apply(const Options& o, stages::IchorObjects& objects,
     }
     stages::ApplyOptions ao;
     ao.objects = &objects;
-    ao.read_config = stages::config_reader(ctx->context, *ep, o.talos.call_timeout_ms);
     ao.read_configs = stages::configs_reader(ctx->context, *ep, o.talos.call_timeout_ms);
     ao.read_concurrency = o.talos.concurrency;
     ao.write_concurrency = o.talos.concurrency;

@@ -10,7 +10,6 @@
 #include "common/util/strings.h"
 
 #include <ostream>
-#include <thread>
 
 namespace ichor::tools::reclaim {
 
@@ -184,9 +183,6 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     if (cli::can_prompt(s)) {
         ro.ui.ask = [&](std::string_view q) { return cli::prompt_line(s, q); };
     }
-    ro.ui.sleep_ms = [](std::int64_t ms) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    };
 
     doc::ResourceList list;
     stages::Outcome out = stages::reclaim(list, ro);
