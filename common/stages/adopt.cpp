@@ -3,6 +3,7 @@
 // adopt_world.cpp.
 #include "common/stages/adopt.h"
 
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/stages/lookup.h"
@@ -17,6 +18,7 @@ namespace ichor::stages {
 namespace {
 
 using doc::Value;
+using objects::MachineView;
 
 std::string code_of(const Value& result) {
     return result["tags"].value(std::string(vocab::k_tag_code), "");
@@ -148,8 +150,7 @@ std::vector<cni::ControlPlane> control_planes(const doc::ResourceList& list) {
 int planned_control_planes(const doc::ResourceList& list) {
     int n = 0;
     for (const auto& i : list.items) {
-        n += i.value("kind", "") == "TalosMachine" &&
-             doc::get_string(i, "spec.role") == "controlplane";
+        n += i.value("kind", "") == "TalosMachine" && MachineView(i).is_control_plane();
     }
     return n;
 }
@@ -476,11 +477,8 @@ std::vector<std::string> left_held(const MachinesToAdd& in, const Added& added,
             continue;
         }
         for (const auto& m : added.machines) {
-            const Value* a = doc::find_path(m, "metadata.annotations");
-            if (util::to_lower(doc::get_string(m, "spec.identity.uuid")) == uuid &&
-                doc::get_string(m, "spec.cluster") == in.cluster &&
-                doc::get_string(m, "spec.approval") == "Approved" && a != nullptr &&
-                a->is_object() && a->contains(std::string(vocab::k_annotation_hold_apply))) {
+            if (const MachineView v(m); util::to_lower(v.uuid()) == uuid &&
+                                        v.cluster() == in.cluster && v.is_approved() && v.held()) {
                 names.push_back(doc::get_string(m, "metadata.name"));
             }
         }

@@ -1,5 +1,6 @@
 #include "common/stages/credentials.h"
 
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
@@ -10,6 +11,7 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::PatchView;
 
 namespace {
 
@@ -94,8 +96,7 @@ Value attach_credentials(Value& patch, const std::vector<drift::CapturedSecret>&
     sec["kind"] = "Secret";
     sec["metadata"]["name"] = secret;
     sec["metadata"]["namespace"] = doc::get_string(patch, "metadata.namespace");
-    sec["metadata"]["labels"][std::string(vocab::k_label_cluster)] =
-        doc::get_string(patch, "spec.cluster");
+    sec["metadata"]["labels"][std::string(vocab::k_label_cluster)] = PatchView(patch).cluster();
     sec["metadata"]["annotations"][std::string(vocab::k_annotation_credential_digests)] =
         digests.dump();
     sec["metadata"]["annotations"][std::string(vocab::k_annotation_credential_nodes)] =
@@ -198,8 +199,8 @@ render::SecretLookup lookup_in_config(const std::vector<Value>& patches,
 
 bool carries_credentials(const std::vector<Value>& patches) {
     for (const auto& p : patches) {
-        const Value* sv = doc::find_path(p, "spec.secretValues");
-        if (sv != nullptr && sv->is_array() && !sv->empty()) {
+        const Value* sv = PatchView(p).secret_values();
+        if (sv != nullptr && !sv->empty()) {
             return true;
         }
     }

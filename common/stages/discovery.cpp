@@ -1,5 +1,6 @@
 #include "common/stages/discovery.h"
 
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/stages/trust.h"
 
@@ -27,8 +28,8 @@ struct Listed {
 
 Listed listed(const Value& cluster, const talos::Address& address) {
     Listed l;
-    const Value* v = doc::find_path(cluster, "spec.discovery.addresses");
-    if (v == nullptr || !v->is_array()) {
+    const Value* v = objects::ClusterView(cluster).discovery_addresses();
+    if (v == nullptr) {
         return l;
     }
     l.entries = *v;

@@ -1,6 +1,7 @@
 #include "common/stages/plan_cluster.h"
 
 #include "common/cni/values.h"
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
@@ -21,6 +22,7 @@ namespace ichor::stages {
 
 using doc::Value;
 using inspection::View;
+using objects::MachineView;
 
 namespace {
 
@@ -109,7 +111,7 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<
     for (const auto& item : out.items.items) {
         if (is_kind(item, "TalosMachine")) {
             out.machines.push_back(&item);
-            planned_uuids.insert(util::to_lower(text_at(item, "spec.identity.uuid")));
+            planned_uuids.insert(util::to_lower(MachineView(item).uuid()));
         }
     }
     for (const auto& n : nodes) {
@@ -150,18 +152,17 @@ std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterS
     for (const Value* m : mp.machines) {
         Planned p;
         p.machine = m;
-        if (auto it = mp.by_uuid.find(util::to_lower(text_at(*m, "spec.identity.uuid")));
+        if (auto it = mp.by_uuid.find(util::to_lower(MachineView(*m).uuid()));
             it != mp.by_uuid.end()) {
             p.node = it->second;
         }
         p.input.cluster = &spec;
         p.input.bundle = o.bundle;
-        p.input.role = text_at(*m, "spec.role");
+        p.input.role = MachineView(*m).role();
         p.input.machine = text_at(*m, "metadata.name");
-        p.input.install.disk = text_at(*m, "spec.install.disk");
-        p.input.install.image = text_at(*m, "spec.install.image");
-        const Value* wipe = at(*m, "spec.install.wipe");
-        p.input.install.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
+        p.input.install.disk = MachineView(*m).install_disk();
+        p.input.install.image = MachineView(*m).install_image();
+        p.input.install.wipe = MachineView(*m).install_wipe();
         auto rendered = render::render(p.input);
         if (p.node == nullptr || !rendered) {
             continue; // plan() already rendered it; cannot differ
@@ -224,7 +225,7 @@ void choose_patches(doc::ResourceList& list, const std::vector<Planned>& work,
 }
 
 bool is_control_plane(const Value* m) {
-    return text_at(*m, "spec.role") == "controlplane";
+    return MachineView(*m).is_control_plane();
 }
 
 // The objects to create, in the order hold apply writes them: the bundle Secret, the cluster, the

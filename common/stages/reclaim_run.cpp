@@ -1,5 +1,6 @@
 // The reclaim flow (stages::reclaim) and its network side: the node over common/talos, the
 // registry over common/kube. The decisions it calls are in reclaim.cpp.
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/stages/inspect.h"
 #include "common/stages/reclaim.h"
@@ -483,8 +484,7 @@ class KubeRegistry final : public ReclaimRegistry {
         }
         for (const auto& c : (*clusters)["items"]) {
             ManagedCluster mc{doc::get_string(c, "metadata.name"), "", {}};
-            if (const Value* d = doc::find_path(c, "spec.discovery.addresses");
-                d != nullptr && d->is_array()) {
+            if (const Value* d = objects::ClusterView(c).discovery_addresses(); d != nullptr) {
                 for (const auto& e : *d) {
                     if (e.is_string()) {
                         mc.discovery.push_back(e.get<std::string>());

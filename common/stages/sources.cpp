@@ -1,12 +1,15 @@
 #include "common/stages/sources.h"
 
 #include "common/doc/limits.h"
+#include "common/doc/objects.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/talos/client.h"
 #include "common/talos/reach.h"
 #include "common/util/files.h"
 
 namespace ichor::stages {
+
+using objects::ClusterView;
 
 Result<std::unique_ptr<kube::Client>> connect_kube(const kube::LoadOptions& options,
                                                    const Environment& env, bool stdin_is_terminal,
@@ -96,7 +99,7 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
 // rotation; a Secret that cannot be read is a warning, since the bundle itself came from elsewhere.
 Status refuse_rotation(kube::Client& kube, const doc::Value& cluster, const Warn& warn) {
     std::string ns = doc::get_string(cluster, "metadata.namespace");
-    std::string name = doc::get_string(cluster, "spec.secretsBundleRef.name");
+    std::string name = ClusterView(cluster).bundle_secret();
     if (name.empty()) {
         return ok_status();
     }
@@ -132,8 +135,8 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
                           "give --secrets-bundle FILE", "NoBundle");
     }
     std::string ns = doc::get_string(*cluster, "metadata.namespace");
-    std::string name = doc::get_string(*cluster, "spec.secretsBundleRef.name");
-    std::string key = doc::get_string(*cluster, "spec.secretsBundleRef.key", "bundle.yaml");
+    std::string name = ClusterView(*cluster).bundle_secret();
+    std::string key = ClusterView(*cluster).bundle_key();
     if (name.empty()) {
         return make_error(ErrorKind::Config,
                           "TalosCluster " + doc::get_string(*cluster, "metadata.name") +
