@@ -6,6 +6,7 @@
 #include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
@@ -201,7 +202,7 @@ void refuse_without_control_plane(doc::ResourceList& list, Outcome& planned) {
                     "above), and a cluster is not adopted without all its control planes; " +
                         std::string(vocab::k_nothing_written) +
                         "; hint: fix what the node names, then plan again",
-                    "ControlPlaneBlocked");
+                    std::string(vocab::code::k_control_plane_blocked));
     planned.stopped += planned.done;
     planned.done = 0;
 }
@@ -268,7 +269,7 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
         if (c) {
             existing = *c;
             po.existing_cluster = &existing;
-        } else if (c.error().code != "NotFound") {
+        } else if (c.error().code != kube::reason::k_not_found) {
             return failed(c.error().wrap("reading TalosCluster " + name));
         }
     }
@@ -341,7 +342,7 @@ Outcome write_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, con
     std::vector<std::string> lines = consent_lines(plan);
     for (const auto& r : plan.results) { // what the CNI takeover does is consented to as well
         const std::string code = code_of(r);
-        if ((code == "CniPlan" || code == "CiliumValues") &&
+        if ((code == vocab::code::k_cni_plan || code == vocab::code::k_cilium_values) &&
             r["tags"].value(std::string(vocab::k_tag_class), "") != "B") {
             lines.push_back(r.value("message", ""));
         }
@@ -490,7 +491,7 @@ std::vector<std::string> left_held(const MachinesToAdd& in, const Added& added,
 // carried into the final document so that each is named where the outcome is reported.
 void carry_stopped(const doc::ResourceList& plan, doc::ResourceList& out) {
     for (const auto& r : plan.results) {
-        if (r.value("severity", "") == "error" || code_of(r) == "AlreadyAdopted") {
+        if (r.value("severity", "") == "error" || code_of(r) == vocab::code::k_already_adopted) {
             out.results.push_back(r);
         }
     }
@@ -561,7 +562,7 @@ bool refused_whole(const doc::ResourceList& plan) {
     for (const auto& r : plan.results) {
         const std::string code = code_of(r);
         if (r.value("severity", "") == "error" &&
-            (code == "NothingWritten" || code == "NothingToAdopt")) {
+            (code == vocab::code::k_nothing_written || code == vocab::code::k_nothing_to_adopt)) {
             return true;
         }
     }
@@ -605,7 +606,7 @@ Outcome add_machines(const MachinesToAdd& in, const AdoptOptions& o, const Adopt
                                  "every machine is refused or blocked (see the results above); " +
                                      std::string(vocab::k_nothing_written),
                                  "kubectl ichor adopt ... --plan, then fix what the results name",
-                                 "NothingWritten"));
+                                 std::string(vocab::code::k_nothing_written)));
     }
     if (planned.done == 0) {
         Outcome rerun = release_only(in, o, w, added, plan, held, out);

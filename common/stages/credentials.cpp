@@ -125,7 +125,7 @@ Result<Value> fill_credentials(const Value& planned,
     if (!digests || !digests->is_object()) {
         return make_error(ErrorKind::Findings,
                           "Secret " + name + ": its credential digests cannot be read", "",
-                          "CredentialChanged");
+                          std::string(vocab::code::k_credential_changed));
     }
     const std::string nodes_text = annotation(vocab::k_annotation_credential_nodes);
     std::set<std::string> nodes;
@@ -159,7 +159,8 @@ Result<Value> fill_credentials(const Value& planned,
                                   " holds the value of " + it.key() +
                                   " any more (the node changed since the plan); nothing was "
                                   "written",
-                              "plan again: kubectl ichor adopt ... --plan", "CredentialChanged");
+                              "plan again: kubectl ichor adopt ... --plan",
+                              std::string(vocab::code::k_credential_changed));
         }
         obj["data"][it.key()] = util::base64_encode(f->second);
     }

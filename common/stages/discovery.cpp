@@ -2,6 +2,7 @@
 
 #include "common/doc/objects.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/trust.h"
 
 namespace ichor::stages {
@@ -97,7 +98,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
     IchorObjects& objects = *o.objects;
     auto cluster = objects.get("talosclusters", objects.ns(), o.cluster);
     if (!cluster) {
-        if (cluster.error().code == "NotFound") {
+        if (cluster.error().code == kube::reason::k_not_found) {
             return failed(make_error(ErrorKind::Config,
                                      "TalosCluster \"" + o.cluster +
                                          "\" not found in namespace \"" + objects.ns() + "\"",

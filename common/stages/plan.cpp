@@ -1,6 +1,7 @@
 #include "common/stages/plan.h"
 
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/hardware.h"
@@ -138,7 +139,7 @@ bool already_adopted(NodePlan& n, const std::string& uuid, const PlanOptions& o)
             add(n, doc::Severity::Info,
                 n.address + ": UUID " + uuid + " is already TalosMachine " + name + " (cluster " +
                     MachineView(*m).cluster() + "); skipped",
-                "AlreadyAdopted", hint_tags(n, ""));
+                std::string(vocab::code::k_already_adopted), hint_tags(n, ""));
             return true;
         }
         const std::string hint = "kubectl annotate talosmachine " + name + " -n " + o.ns + " " +
@@ -615,12 +616,12 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
             list.add_result(doc::Severity::Error,
                             "every machine is " + stopped_word(s) + " (" + names_of(nodes, false) +
                                 "); " + std::string(vocab::k_nothing_written) + "; hint: " + hint,
-                            "NothingWritten", nullptr, tags);
+                            std::string(vocab::code::k_nothing_written), nullptr, tags);
         } else {
             list.add_result(doc::Severity::Error,
                             "nothing to adopt: " + names_of(nodes, false) + " " + stopped_word(s) +
                                 "; hint: " + hint,
-                            "NothingToAdopt", nullptr, tags);
+                            std::string(vocab::code::k_nothing_to_adopt), nullptr, tags);
         }
         return;
     }
@@ -628,7 +629,7 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         list.add_result(doc::Severity::Info,
                         s.skipped > 0 ? "nothing to adopt: every machine is already a TalosMachine"
                                       : "nothing to adopt: no Inspection in the input",
-                        "NothingToAdopt");
+                        std::string(vocab::code::k_nothing_to_adopt));
         return;
     }
     std::string text = "plan: " + std::to_string(s.writable) +
@@ -638,7 +639,7 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         text +=
             "; " + std::to_string(stopped) + " " + stopped_word(s) + ": " + names_of(nodes, false);
     }
-    list.add_result(doc::Severity::Info, text, "Plan");
+    list.add_result(doc::Severity::Info, text, std::string(vocab::code::k_plan));
 }
 
 bool valid_subdomain(const std::string& s) {

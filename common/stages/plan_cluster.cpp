@@ -123,7 +123,7 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<
     }
     for (auto& r : out.items.results) {
         const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
-        if (code == "Plan" || code == "NothingToAdopt") {
+        if (code == vocab::code::k_plan || code == vocab::code::k_nothing_to_adopt) {
             continue; // the per-machine summary; this plan has its own
         }
         list.results.push_back(r);
@@ -137,8 +137,8 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<
                            "not adopted "
                            "without all its control planes; " +
                            std::string(vocab::k_nothing_written),
-                       "ControlPlaneBlocked", "change the node as its results say, then plan again",
-                       n->item);
+                       std::string(vocab::code::k_control_plane_blocked),
+                       "change the node as its results say, then plan again", n->item);
         }
     }
     return cp_blocked ? std::optional<Outcome>(refused(nodes)) : std::nullopt;
@@ -304,18 +304,18 @@ void summarize(doc::ResourceList& list, const MachinePlans& mp, std::size_t patc
         summary += "; " + std::to_string(mp.left_out.size()) +
                    " worker(s) refused or blocked and left out: " + addresses_of(mp.left_out);
     }
-    list.add_result(doc::Severity::Info, summary, "Plan");
+    list.add_result(doc::Severity::Info, summary, std::string(vocab::code::k_plan));
 }
 
 Outcome nothing_to_adopt(doc::ResourceList& list) {
     list.add_result(doc::Severity::Error,
                     "no Inspection in the input: nothing to adopt; hint: kubectl ichor "
                     "adopt --talosconfig FILE --nodes ADDR,...",
-                    "NothingToAdopt");
+                    std::string(vocab::code::k_nothing_to_adopt));
     Outcome out;
     out.stopped = 0;
-    out.error =
-        make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...", "NothingToAdopt");
+    out.error = make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...",
+                           std::string(vocab::code::k_nothing_to_adopt));
     return out;
 }
 

@@ -2,6 +2,7 @@
 // registry over common/kube. The decisions it calls are in reclaim.cpp.
 #include "common/doc/objects.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/inspect.h"
 #include "common/stages/reclaim.h"
 #include "common/stages/sources.h"
@@ -257,7 +258,7 @@ struct Flow {
             auto created = reg.create_machine(r.machine);
             if (!created) {
                 Error e = created.error().wrap(a + ": creating TalosMachine " + r.name);
-                e.kind = e.code == "AlreadyExists" ? ErrorKind::Partial : e.kind;
+                e.kind = e.code == kube::reason::k_already_exists ? ErrorKind::Partial : e.kind;
                 return fail(e);
             }
             auto patched = reg.patch_machine_status(r.name, r.status);

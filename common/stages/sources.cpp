@@ -2,6 +2,7 @@
 
 #include "common/doc/limits.h"
 #include "common/doc/objects.h"
+#include "common/kube/status.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/talos/client.h"
 #include "common/talos/reach.h"
@@ -29,7 +30,7 @@ Result<std::unique_ptr<kube::Client>> connect_kube(const kube::LoadOptions& opti
 Result<doc::Value> get_cluster(kube::Client& kube, const std::string& name, const std::string& ns) {
     auto c = kube.get(kube::ichor_path("talosclusters", ns, name));
     if (!c) {
-        if (c.error().code == "NotFound") {
+        if (c.error().code == kube::reason::k_not_found) {
             return make_error(ErrorKind::Config,
                               "TalosCluster \"" + name + "\" not found in namespace \"" + ns + "\"",
                               "kubectl get talosclusters -A", "ClusterNotFound");
@@ -105,7 +106,7 @@ Status refuse_rotation(kube::Client& kube, const doc::Value& cluster, const Warn
     }
     auto secret = kube.get(kube::secret_path(ns, name));
     if (!secret) {
-        if (secret.error().code != "NotFound") {
+        if (secret.error().code != kube::reason::k_not_found) {
             warn("could not read the bundle Secret " + ns + "/" + name +
                  " to check for a CA rotation under way: " + secret.error().message);
         }
@@ -149,7 +150,7 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
         Error e = secret.error();
         e.kind = ErrorKind::Config;
         e.message = "reading the bundle Secret " + ns + "/" + name + ": " + e.message;
-        if (e.code == "Forbidden") {
+        if (e.code == kube::reason::k_forbidden) {
             e.hint = "kubectl auth can-i get secrets -n " + ns + "; or give --secrets-bundle FILE";
         }
         return e;
