@@ -1,5 +1,6 @@
 #include "common/cni/helm_record.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/util/strings.h"
 
 #include <zlib.h>
@@ -21,7 +22,7 @@ Error record_error(std::string_view source, const std::string& what,
 
 Error limit_error(std::string_view source, const std::string& what, std::size_t limit) {
     return record_error(source, what + " (limit " + std::to_string(limit) + " bytes)",
-                        "InputLimit");
+                        std::string(vocab::code::k_input_limit));
 }
 
 bool is_gzip(std::string_view data) {

@@ -1,6 +1,7 @@
 #include "common/cni/preflight.h"
 
 #include "common/cni/values.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -261,7 +262,7 @@ std::string describe(const Difference& d) {
 void add_results(doc::ResourceList& list, const Preflight& preflight, doc::Severity severity) {
     for (const auto& d : preflight.differences) {
         list.add_result(
-            severity, "cilium: " + describe(d), "CiliumDiff", nullptr,
+            severity, "cilium: " + describe(d), std::string(vocab::code::k_cilium_diff), nullptr,
             Value{{"ichor.maesh.dev/path", d.path},
                   {"ichor.maesh.dev/live", d.live.is_null() ? "" : d.live.dump()},
                   {"ichor.maesh.dev/rendered", d.rendered.is_null() ? "" : d.rendered.dump()}});

@@ -1,5 +1,6 @@
 #include "common/cni/values.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/util/strings.h"
 
 namespace ichor::cni {
@@ -94,7 +95,7 @@ Status validate_values(const Value& values, std::string_view source, const Pinne
         return make_error(ErrorKind::Usage,
                           std::string(source) + ": Cilium values must be a map, not " +
                               values.type_name(),
-                          {}, "CiliumValues");
+                          {}, std::string(vocab::code::k_cilium_values));
     }
     for (const auto& leaf : leaf_paths(values)) {
         if (const OwnedValue* o = collides(leaf, p)) {

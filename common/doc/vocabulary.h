@@ -65,6 +65,37 @@ inline constexpr std::string_view k_tag_folded = "ichor.maesh.dev/folded";
 // Reclaim's Maintenance result: the node's new maintenance certificate fingerprint.
 inline constexpr std::string_view k_tag_fingerprint = "ichor.maesh.dev/fingerprint";
 
+// Codes (k_tag_code of a result, util::Error::code of an error) that the suite compares or that a
+// person's scripts match: compare and emit them through these names, never a literal
+// (scripts/check-conventions refuses a comparison of a literal with one of them). The Talos
+// client's own codes are talos::code (common/talos/errors.h), Kubernetes' reasons kube::reason
+// (common/kube/status.h).
+namespace code {
+// The summary of a plan (one per machine plan; the whole-cluster plan has its own).
+inline constexpr std::string_view k_plan = "Plan";
+// The plan refuses the whole run: nothing to adopt, or nothing may be written.
+inline constexpr std::string_view k_nothing_to_adopt = "NothingToAdopt";
+inline constexpr std::string_view k_nothing_written = "NothingWritten";
+// The node already is an approved TalosMachine: skipped.
+inline constexpr std::string_view k_already_adopted = "AlreadyAdopted";
+// A control plane blocked by its class C results blocks the whole cluster.
+inline constexpr std::string_view k_control_plane_blocked = "ControlPlaneBlocked";
+// Drift: a secret that differs from the bundle's; a capture that does not give the node's
+// configuration back.
+inline constexpr std::string_view k_secret_differs = "SecretDiffers";
+inline constexpr std::string_view k_capture_does_not_round_trip = "CaptureDoesNotRoundTrip";
+// A credential outside the bundle changed on the node since the plan.
+inline constexpr std::string_view k_credential_changed = "CredentialChanged";
+// The node's dry run would change other paths than the plan's class B ones.
+inline constexpr std::string_view k_node_check_mismatch = "NodeCheckMismatch";
+// The CNI takeover: its plan, the Cilium values it keeps, a difference from the pinned Cilium.
+inline constexpr std::string_view k_cni_plan = "CniPlan";
+inline constexpr std::string_view k_cilium_values = "CiliumValues";
+inline constexpr std::string_view k_cilium_diff = "CiliumDiff";
+// An input past the readers' limits (common/doc/limits.h); util, below this floor, spells it too.
+inline constexpr std::string_view k_input_limit = "InputLimit";
+} // namespace code
+
 // Conditions of a TalosMachine's status. Released means Ready without AdoptionHeld.
 inline constexpr std::string_view k_condition_ready = "Ready";
 inline constexpr std::string_view k_condition_adoption_held = "AdoptionHeld";

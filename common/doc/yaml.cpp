@@ -1,4 +1,5 @@
 #include "common/doc/value.h"
+#include "common/doc/vocabulary.h"
 #include "common/doc/yaml_block.h"
 
 #include <yaml-cpp/depthguard.h>
@@ -55,14 +56,14 @@ Error depth_error(std::string_view at, const Limits& limits) {
                       std::string(at) + ": the input nests deeper than " +
                           std::to_string(limits.max_depth) + " levels",
                       "no Kubernetes or Talos document nests this deep; " + limits_hint(),
-                      "InputLimit");
+                      std::string(vocab::code::k_input_limit));
 }
 
 Error nodes_error(std::string_view source, const Limits& limits) {
     return make_error(ErrorKind::Usage,
                       std::string(source) + ": the input has more than " +
                           std::to_string(limits.max_nodes) + " values",
-                      "split the input; " + limits_hint(), "InputLimit");
+                      "split the input; " + limits_hint(), std::string(vocab::code::k_input_limit));
 }
 
 // YAML nodes to the document model, counting as it goes (Limits): an alias is a shared node in
@@ -102,7 +103,7 @@ class YamlConverter {
                               "expand the anchors (&) and aliases (*) the input needs, or drop "
                               "them; " +
                                   limits_hint(),
-                              "InputLimit"));
+                              std::string(vocab::code::k_input_limit)));
         }
     }
 
@@ -115,7 +116,8 @@ class YamlConverter {
         if (aliased && collection && std::find(m_path.begin(), m_path.end(), pos) != m_path.end()) {
             refuse(make_error(ErrorKind::Usage,
                               at(node) + ": an alias refers to a collection that contains it",
-                              "an anchored value cannot contain its own alias", "InputLimit"));
+                              "an anchored value cannot contain its own alias",
+                              std::string(vocab::code::k_input_limit)));
         }
         count(node, aliased);
         switch (node.Type()) {
@@ -586,7 +588,8 @@ Error size_error(std::string_view source, std::size_t size, std::size_t limit, c
                       std::string(source) + ": the input is " + std::to_string(size) +
                           " bytes, over the limit of " + std::to_string(limit) + " bytes (" +
                           std::to_string(limit >> 20) + " MiB) for " + what,
-                      std::string(hint) + "; " + limits_hint(), "InputLimit");
+                      std::string(hint) + "; " + limits_hint(),
+                      std::string(vocab::code::k_input_limit));
 }
 
 Result<std::vector<Value>> parse_within(std::string_view text, std::string_view source,

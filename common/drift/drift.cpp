@@ -1,5 +1,6 @@
 #include "common/drift/drift.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/kinds.h"
 #include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
@@ -702,7 +703,7 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
         }
         if (bad) {
             f.verdict = {
-                Class::C, "CaptureDoesNotRoundTrip",
+                Class::C, std::string(vocab::code::k_capture_does_not_round_trip),
                 "the captured patch does not reproduce {path} when rendered again" +
                     (a.capture_error.empty() ? std::string() : " (" + a.capture_error + ")") +
                     ": set it by hand in a TalosConfigPatch of the machine, or change the "

@@ -1,5 +1,6 @@
 #include "common/drift/rules.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/kinds.h"
 
 #include <algorithm>
@@ -286,7 +287,7 @@ Verdict classify(const Change& change, const Context& context) {
         // At 1.14 the node's value is the whole EncryptionConfiguration of
         // KubeEtcdEncryptionConfig, digested: it may hold the bundle's secret in a form of the
         // owner's (an identity provider after it), which Ichor only matches in Talos's forms.
-        return {Class::C, "SecretDiffers",
+        return {Class::C, std::string(vocab::code::k_secret_differs),
                 "{path} on the node is neither the bundle's secret of TalosCluster {cluster} nor "
                 "an EncryptionConfiguration (KubeEtcdEncryptionConfig.config) in a form Talos "
                 "writes for it (one secretbox or aescbc provider, no other provider such as "
@@ -294,7 +295,7 @@ Verdict classify(const Change& change, const Context& context) {
                 "Talos's form of the cluster's secret, or check the bundle"};
     }
     if (change.secret) {
-        return {Class::C, "SecretDiffers",
+        return {Class::C, std::string(vocab::code::k_secret_differs),
                 "{path} on the node is not the secret of the bundle of TalosCluster {cluster}: a "
                 "secret cannot be captured; give the node the cluster's value, or check the "
                 "bundle"};

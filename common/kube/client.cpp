@@ -399,7 +399,7 @@ Result<doc::Value> Client::list(const std::string& collection_path, const ListOp
                                       {"continue", cont}});
         auto page = call("GET", collection_path + q, {}, {});
         if (!page && !cont.empty() &&
-            (page.error().code == "Expired" || page.error().code == "Gone")) {
+            (page.error().code == reason::k_expired || page.error().code == reason::k_gone)) {
             out = doc::Value(); // the snapshot expired between pages: list again in one piece
             cont.clear();
             limit = 0;

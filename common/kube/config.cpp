@@ -1,6 +1,7 @@
 #include "common/kube/config.h"
 
 #include "common/doc/limits.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
 
@@ -57,7 +58,7 @@ bool flag(const doc::Value& obj, const char* key) {
 Result<doc::Value> read_kubeconfig(const std::string& path) {
     auto text = util::read_file(path, doc::k_limits.max_document_bytes);
     if (!text) {
-        if (text.error().code == "InputLimit") {
+        if (text.error().code == vocab::code::k_input_limit) {
             return input_limit(text.error());
         }
         return config_error("kubeconfig: " + text.error().message,
@@ -65,7 +66,7 @@ Result<doc::Value> read_kubeconfig(const std::string& path) {
     }
     auto v = doc::parse_one(*text, path);
     if (!v) {
-        if (v.error().code == "InputLimit") {
+        if (v.error().code == vocab::code::k_input_limit) {
             return input_limit(v.error());
         }
         return config_error("kubeconfig: " + v.error().message,

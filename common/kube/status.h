@@ -12,6 +12,15 @@
 
 namespace ichor::kube {
 
+// The Status reasons that callers compare (the codes of status_error's Errors).
+namespace reason {
+inline constexpr std::string_view k_not_found = "NotFound";
+inline constexpr std::string_view k_already_exists = "AlreadyExists";
+inline constexpr std::string_view k_forbidden = "Forbidden";
+inline constexpr std::string_view k_gone = "Gone";
+inline constexpr std::string_view k_expired = "Expired";
+} // namespace reason
+
 // The request a response answered, for messages and hints.
 struct RequestInfo {
     std::string method; // GET, POST, PUT, PATCH, DELETE

@@ -1,5 +1,6 @@
 #include "common/render/patch.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
@@ -626,7 +627,7 @@ std::string document_id(const Value& d) {
 Result<Patch> parse_patch(std::string_view text, std::string_view source) {
     auto docs = doc::parse_documents(text, source);
     if (!docs) {
-        if (docs.error().code == "InputLimit") {
+        if (docs.error().code == vocab::code::k_input_limit) {
             Error e = docs.error(); // the limit's code and hint; a finding, as any patch error
             e.kind = ErrorKind::Findings;
             return e;

@@ -1,5 +1,6 @@
 #include "common/render/render.h"
 
+#include "common/doc/objects.h"
 #include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
@@ -9,6 +10,7 @@
 namespace ichor::render {
 
 using doc::Value;
+using objects::PatchView;
 
 namespace {
 
@@ -417,11 +419,12 @@ Result<ClusterSpec> parse_cluster(const Value& tc) {
         return config_error("the TalosCluster has no metadata.name or spec");
     }
     auto field = [&](std::string_view path) { return str_at(*spec, path); };
-    c.cluster_name = field("clusterName").empty() ? c.name : field("clusterName");
-    c.talos_version = field("talosVersion");
-    std::string k8s = field("kubernetesVersion");
+    const objects::ClusterView view(tc);
+    c.cluster_name = view.cluster_name().empty() ? c.name : view.cluster_name();
+    c.talos_version = view.talos_version();
+    std::string k8s = view.kubernetes_version();
     c.kubernetes_version = k8s.starts_with('v') ? k8s.substr(1) : k8s;
-    c.endpoint = field("endpoint");
+    c.endpoint = view.endpoint();
     c.version_contract = field("versionContract");
     if (c.version_contract.empty()) {
         c.version_contract = minor_of(c.talos_version);
@@ -470,24 +473,14 @@ std::vector<const Value*> select_patches(const std::vector<Value>& patches,
                                          const std::string& machine) {
     std::vector<const Value*> out;
     for (const auto& p : patches) {
-        if (str_at(p, "spec.cluster") != cluster) {
-            continue;
-        }
-        const std::string layer = str_at(p, "spec.layer");
-        bool applies =
-            layer == "cluster" || (layer == "role" && str_at(p, "spec.role") == role) ||
-            (layer == "machine" && !machine.empty() && str_at(p, "spec.machine") == machine);
-        if (applies) {
+        if (const PatchView view(p); view.cluster() == cluster && view.selects(role, machine)) {
             out.push_back(&p);
         }
     }
-    auto order = [](const Value* p) {
-        const Value* o = doc::find_path(*p, "spec.order");
-        return o != nullptr && o->is_number_integer() ? o->get<long long>() : 0LL;
-    };
+    auto order = [](const Value* p) { return static_cast<long long>(PatchView(*p).order()); };
     std::stable_sort(out.begin(), out.end(), [&](const Value* a, const Value* b) {
-        int la = layer_rank(str_at(*a, "spec.layer"));
-        int lb = layer_rank(str_at(*b, "spec.layer"));
+        int la = layer_rank(PatchView(*a).layer());
+        int lb = layer_rank(PatchView(*b).layer());
         if (la != lb) {
             return la < lb;
         }
@@ -541,11 +534,11 @@ Result<std::vector<Value>> render(const Input& in) {
     }
     for (const Value* p : select_patches(in.patches, in.cluster->name, in.role, in.machine)) {
         const std::string name = str_at(*p, "metadata.name");
-        auto patch = parse_patch(str_at(*p, "spec.patch"), "spec.patch");
+        auto patch = parse_patch(PatchView(*p).patch(), "spec.patch");
         if (!patch) {
             return patch.error().wrap("TalosConfigPatch " + name);
         }
-        if (const Value* sv = doc::find_path(*p, "spec.secretValues"); sv != nullptr) {
+        if (PatchView(*p).secret_values_field() != nullptr) {
             auto values = secret_values(*p);
             if (!values) {
                 return values.error().wrap("TalosConfigPatch " + name);
@@ -563,7 +556,7 @@ Result<std::vector<Value>> render(const Input& in) {
 
 Result<std::vector<SecretValue>> secret_values(const Value& p) {
     std::vector<SecretValue> out;
-    const Value* sv = doc::find_path(p, "spec.secretValues");
+    const Value* sv = PatchView(p).secret_values_field();
     if (sv == nullptr || sv->is_null()) {
         return out;
     }

@@ -3,8 +3,10 @@
 // adopt_world.cpp.
 #include "common/stages/adopt.h"
 
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
@@ -17,6 +19,7 @@ namespace ichor::stages {
 namespace {
 
 using doc::Value;
+using objects::MachineView;
 
 std::string code_of(const Value& result) {
     return result["tags"].value(std::string(vocab::k_tag_code), "");
@@ -147,8 +150,7 @@ std::vector<cni::ControlPlane> control_planes(const doc::ResourceList& list) {
 int planned_control_planes(const doc::ResourceList& list) {
     int n = 0;
     for (const auto& i : list.items) {
-        n += i.value("kind", "") == "TalosMachine" &&
-             doc::get_string(i, "spec.role") == "controlplane";
+        n += i.value("kind", "") == "TalosMachine" && MachineView(i).is_control_plane();
     }
     return n;
 }
@@ -199,7 +201,7 @@ void refuse_without_control_plane(doc::ResourceList& list, Outcome& planned) {
                     "above), and a cluster is not adopted without all its control planes; " +
                         std::string(vocab::k_nothing_written) +
                         "; hint: fix what the node names, then plan again",
-                    "ControlPlaneBlocked");
+                    std::string(vocab::code::k_control_plane_blocked));
     planned.stopped += planned.done;
     planned.done = 0;
 }
@@ -266,7 +268,7 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
         if (c) {
             existing = *c;
             po.existing_cluster = &existing;
-        } else if (c.error().code != "NotFound") {
+        } else if (c.error().code != kube::reason::k_not_found) {
             return failed(c.error().wrap("reading TalosCluster " + name));
         }
     }
@@ -339,7 +341,7 @@ Outcome write_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, con
     std::vector<std::string> lines = consent_lines(plan);
     for (const auto& r : plan.results) { // what the CNI takeover does is consented to as well
         const std::string code = code_of(r);
-        if ((code == "CniPlan" || code == "CiliumValues") &&
+        if ((code == vocab::code::k_cni_plan || code == vocab::code::k_cilium_values) &&
             r["tags"].value(std::string(vocab::k_tag_class), "") != "B") {
             lines.push_back(r.value("message", ""));
         }
@@ -475,11 +477,8 @@ std::vector<std::string> left_held(const MachinesToAdd& in, const Added& added,
             continue;
         }
         for (const auto& m : added.machines) {
-            const Value* a = doc::find_path(m, "metadata.annotations");
-            if (util::to_lower(doc::get_string(m, "spec.identity.uuid")) == uuid &&
-                doc::get_string(m, "spec.cluster") == in.cluster &&
-                doc::get_string(m, "spec.approval") == "Approved" && a != nullptr &&
-                a->is_object() && a->contains(std::string(vocab::k_annotation_hold_apply))) {
+            if (const MachineView v(m); util::to_lower(v.uuid()) == uuid &&
+                                        v.cluster() == in.cluster && v.is_approved() && v.held()) {
                 names.push_back(doc::get_string(m, "metadata.name"));
             }
         }
@@ -491,7 +490,7 @@ std::vector<std::string> left_held(const MachinesToAdd& in, const Added& added,
 // carried into the final document so that each is named where the outcome is reported.
 void carry_stopped(const doc::ResourceList& plan, doc::ResourceList& out) {
     for (const auto& r : plan.results) {
-        if (r.value("severity", "") == "error" || code_of(r) == "AlreadyAdopted") {
+        if (r.value("severity", "") == "error" || code_of(r) == vocab::code::k_already_adopted) {
             out.results.push_back(r);
         }
     }
@@ -562,7 +561,7 @@ bool refused_whole(const doc::ResourceList& plan) {
     for (const auto& r : plan.results) {
         const std::string code = code_of(r);
         if (r.value("severity", "") == "error" &&
-            (code == "NothingWritten" || code == "NothingToAdopt")) {
+            (code == vocab::code::k_nothing_written || code == vocab::code::k_nothing_to_adopt)) {
             return true;
         }
     }
@@ -606,7 +605,7 @@ Outcome add_machines(const MachinesToAdd& in, const AdoptOptions& o, const Adopt
                                  "every machine is refused or blocked (see the results above); " +
                                      std::string(vocab::k_nothing_written),
                                  "kubectl ichor adopt ... --plan, then fix what the results name",
-                                 "NothingWritten"));
+                                 std::string(vocab::code::k_nothing_written)));
     }
     if (planned.done == 0) {
         Outcome rerun = release_only(in, o, w, added, plan, held, out);

@@ -5,6 +5,7 @@
 #include "common/doc/limits.h"
 #include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/adopt.h"
 #include "common/talos/client.h"
 #include "common/talos/reach.h"
@@ -114,7 +115,7 @@ class KubeClusterReads final : public ClusterReads {
     std::pair<bool, std::string> ichor_api() override {
         auto g = m_k.get("/apis/" + std::string(vocab::k_ichor_api));
         if (!g) {
-            return {false, g.error().code == "NotFound"
+            return {false, g.error().code == kube::reason::k_not_found
                                ? std::string("the group version ") +
                                      std::string(vocab::k_ichor_api) + " is not served"
                                : g.error().message};
@@ -160,7 +161,7 @@ RealWorld world_over(kube::Client& kube, IchorObjects& objects, const TalosReach
 
 Result<Value> get_cluster(IchorObjects& objects, const std::string& name) {
     auto c = objects.get("talosclusters", objects.ns(), name);
-    if (!c && c.error().code == "NotFound") {
+    if (!c && c.error().code == kube::reason::k_not_found) {
         return make_error(ErrorKind::Config,
                           "TalosCluster \"" + name + "\" not found in namespace \"" + objects.ns() +
                               "\"",

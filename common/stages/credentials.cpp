@@ -1,5 +1,6 @@
 #include "common/stages/credentials.h"
 
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/util/strings.h"
@@ -10,6 +11,7 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::PatchView;
 
 namespace {
 
@@ -94,8 +96,7 @@ Value attach_credentials(Value& patch, const std::vector<drift::CapturedSecret>&
     sec["kind"] = "Secret";
     sec["metadata"]["name"] = secret;
     sec["metadata"]["namespace"] = doc::get_string(patch, "metadata.namespace");
-    sec["metadata"]["labels"][std::string(vocab::k_label_cluster)] =
-        doc::get_string(patch, "spec.cluster");
+    sec["metadata"]["labels"][std::string(vocab::k_label_cluster)] = PatchView(patch).cluster();
     sec["metadata"]["annotations"][std::string(vocab::k_annotation_credential_digests)] =
         digests.dump();
     sec["metadata"]["annotations"][std::string(vocab::k_annotation_credential_nodes)] =
@@ -124,7 +125,7 @@ Result<Value> fill_credentials(const Value& planned,
     if (!digests || !digests->is_object()) {
         return make_error(ErrorKind::Findings,
                           "Secret " + name + ": its credential digests cannot be read", "",
-                          "CredentialChanged");
+                          std::string(vocab::code::k_credential_changed));
     }
     const std::string nodes_text = annotation(vocab::k_annotation_credential_nodes);
     std::set<std::string> nodes;
@@ -158,7 +159,8 @@ Result<Value> fill_credentials(const Value& planned,
                                   " holds the value of " + it.key() +
                                   " any more (the node changed since the plan); nothing was "
                                   "written",
-                              "plan again: kubectl ichor adopt ... --plan", "CredentialChanged");
+                              "plan again: kubectl ichor adopt ... --plan",
+                              std::string(vocab::code::k_credential_changed));
         }
         obj["data"][it.key()] = util::base64_encode(f->second);
     }
@@ -198,8 +200,8 @@ render::SecretLookup lookup_in_config(const std::vector<Value>& patches,
 
 bool carries_credentials(const std::vector<Value>& patches) {
     for (const auto& p : patches) {
-        const Value* sv = doc::find_path(p, "spec.secretValues");
-        if (sv != nullptr && sv->is_array() && !sv->empty()) {
+        const Value* sv = PatchView(p).secret_values();
+        if (sv != nullptr && !sv->empty()) {
             return true;
         }
     }

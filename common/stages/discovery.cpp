@@ -1,6 +1,8 @@
 #include "common/stages/discovery.h"
 
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/trust.h"
 
 namespace ichor::stages {
@@ -27,8 +29,8 @@ struct Listed {
 
 Listed listed(const Value& cluster, const talos::Address& address) {
     Listed l;
-    const Value* v = doc::find_path(cluster, "spec.discovery.addresses");
-    if (v == nullptr || !v->is_array()) {
+    const Value* v = objects::ClusterView(cluster).discovery_addresses();
+    if (v == nullptr) {
         return l;
     }
     l.entries = *v;
@@ -96,7 +98,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
     IchorObjects& objects = *o.objects;
     auto cluster = objects.get("talosclusters", objects.ns(), o.cluster);
     if (!cluster) {
-        if (cluster.error().code == "NotFound") {
+        if (cluster.error().code == kube::reason::k_not_found) {
             return failed(make_error(ErrorKind::Config,
                                      "TalosCluster \"" + o.cluster +
                                          "\" not found in namespace \"" + objects.ns() + "\"",

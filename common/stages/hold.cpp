@@ -1,5 +1,6 @@
 #include "common/stages/hold.h"
 
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
@@ -29,6 +30,9 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::ClusterView;
+using objects::MachineView;
+using objects::PatchView;
 
 using namespace hold_parts;
 
@@ -145,7 +149,7 @@ Stopped stopped_nodes(const doc::ResourceList& plan) {
     std::set<std::string> planned;
     for (const auto& item : plan.items) {
         if (is_created_kind(item) && item.value("kind", "") == "TalosMachine") {
-            std::string a = doc::get_string(item, "spec.address");
+            std::string a = MachineView(item).address();
             planned.insert(a);
             if (auto host = talos::parse_address(a); host) {
                 planned.insert(host->text);
@@ -230,8 +234,7 @@ void remove_object(IchorObjects& objects, const std::string& plural_name, const 
 void remove_credentials(IchorObjects& objects, const Value& patch, doc::ResourceList& list,
                         Outcome& out) {
     std::set<std::string> names;
-    if (const Value* sv = doc::find_path(patch, "spec.secretValues");
-        sv != nullptr && sv->is_array()) {
+    if (const Value* sv = PatchView(patch).secret_values(); sv != nullptr) {
         for (const auto& e : *sv) {
             names.insert(doc::get_string(e, "secretRef.name"));
         }
@@ -287,7 +290,7 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
             continue;
         }
         for (const auto& p : patches) {
-            if (doc::get_string(p, "spec.machine") == name &&
+            if (PatchView(p).machine() == name &&
                 has_annotation(p, vocab::k_annotation_plan_digest)) {
                 remove_object(objects, "talosconfigpatches", p, list, out);
                 remove_credentials(objects, p, list, out);
@@ -300,15 +303,15 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
     }
     const std::string digest = annotation(*made, vocab::k_annotation_plan_digest);
     for (const auto& p : patches) {
-        if (doc::get_string(p, "spec.cluster") == o.cluster &&
-            doc::get_string(p, "spec.layer") != "machine" &&
+        if (PatchView(p).cluster() == o.cluster &&
+            PatchView(p).layer() != objects::k_layer_machine &&
             annotation(p, vocab::k_annotation_plan_digest) == digest) {
             remove_object(objects, "talosconfigpatches", p, list, out);
             remove_credentials(objects, p, list, out);
         }
     }
     remove_object(objects, "talosclusters", *made, list, out);
-    const std::string secret = doc::get_string(*made, "spec.secretsBundleRef.name");
+    const std::string secret = ClusterView(*made).bundle_secret();
     if (auto sec = objects.get("secrets", objects.ns(), secret);
         sec && annotation(*sec, vocab::k_annotation_plan_digest) == digest) {
         remove_object(objects, "secrets", *sec, list, out);

@@ -1,4 +1,5 @@
 // hold apply: the plan checked against the cluster and the nodes, the backups, then the writes.
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
@@ -29,6 +30,8 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::MachineView;
+using objects::PatchView;
 
 using namespace hold_parts;
 
@@ -95,7 +98,7 @@ Result<std::vector<std::string>> changed_objects(const doc::ResourceList& plan, 
     std::set<std::string> seen;
     for (const auto& p : *patches) {
         const std::string name = name_of(p);
-        if (doc::get_string(p, "spec.cluster") != cluster ||
+        if (PatchView(p).cluster() != cluster ||
             (planned.contains(name) && !recorded.contains(name))) {
             continue; // another cluster's, or this plan's own from an earlier try
         }
@@ -284,8 +287,9 @@ Written create_one(IchorObjects& objects, const Value& obj, const std::string& d
 // before them, and control planes stay before workers.
 std::size_t batch_end(const std::vector<const Value*>& items, std::size_t i) {
     auto machine_role = [](const Value& v) {
-        return v.value("kind", "") == "TalosMachine" ? doc::get_string(v, "spec.role", "?")
-                                                     : std::string();
+        return v.value("kind", "") == "TalosMachine"
+                   ? MachineView(v).text(objects::field::k_role, "?")
+                   : std::string();
     };
     const std::string role = machine_role(*items[i]);
     std::size_t end = i + 1;
@@ -350,8 +354,7 @@ class Writers {
 // The object to create for plan item `item`: stamped, the bundle Secret with its data.
 Value to_create(const Value& item, const doc::ResourceList& plan, const std::string& digest,
                 const ApplyOptions& o) {
-    Value obj =
-        stamped(item, digest, consented_paths(plan, doc::get_string(item, "spec.address")), o);
+    Value obj = stamped(item, digest, consented_paths(plan, MachineView(item).address()), o);
     if (is_bundle_secret(item)) {
         obj["data"]["bundle.yaml"] = util::base64_encode(bundle::to_yaml(*o.bundle));
     }

@@ -1,4 +1,5 @@
 // hold release: each held machine's zero-drift check, its release, and the wait for Ready.
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
@@ -31,6 +32,7 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::MachineView;
 
 using namespace hold_parts;
 
@@ -42,7 +44,7 @@ namespace {
 // this one (taken out for the check, then put back where it was).
 Status zero_drift(const Value& machine, PlanOptions& po, const ReleaseOptions& o) {
     std::string name = name_of(machine);
-    auto addr = talos::parse_address(doc::get_string(machine, "spec.address"));
+    auto addr = talos::parse_address(MachineView(machine).address());
     if (!addr) {
         return addr.error().wrap(name);
     }
@@ -204,7 +206,7 @@ ReleaseOptions release_options(IchorObjects& objects, const std::string& cluster
 namespace {
 
 bool is_control_plane(const Value& m) {
-    return doc::get_string(m, "spec.role") == "controlplane";
+    return MachineView(m).is_control_plane();
 }
 
 // The held machines chosen (all when none is named), control planes first.

@@ -1,5 +1,6 @@
 #include "common/stages/inspect.h"
 
+#include "common/doc/objects.h"
 #include "common/inspection/engine.h"
 #include "common/talos/errors.h"
 
@@ -8,6 +9,7 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::MachineView;
 
 namespace {
 
@@ -65,13 +67,13 @@ Outcome inspect(doc::ResourceList& list, const InspectOptions& o) {
         InspectOutcome read = inspect_nodes(o);
         std::set<std::string> addresses;
         for (const auto& item : read.list.items) {
-            addresses.insert(doc::get_string(item, "spec.address"));
+            addresses.insert(MachineView(item).address());
         }
         doc::Value kept = doc::Value::array();
         for (auto& item : list.items) {
             bool replaced = item.value("kind", "") == "Inspection" &&
                             item.value("apiVersion", "") == doc::k_adopt_api &&
-                            addresses.contains(doc::get_string(item, "spec.address"));
+                            addresses.contains(MachineView(item).address());
             if (!replaced) {
                 kept.push_back(std::move(item));
             }

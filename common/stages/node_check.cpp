@@ -1,5 +1,6 @@
 #include "common/stages/node_check.h"
 
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
@@ -23,6 +24,7 @@
 namespace ichor::stages {
 
 using doc::Value;
+using objects::PatchView;
 
 namespace {
 
@@ -316,8 +318,8 @@ void drop_blocked(doc::ResourceList& plan, const std::set<std::string>& blocked)
     std::set<std::string> dropped_secrets; // the credentials of the patches dropped
     for (const auto& item : plan.items) {
         if (item.value("kind", "") == "TalosConfigPatch" &&
-            doc::get_string(item, "spec.layer") == "machine" &&
-            blocked.count(doc::get_string(item, "spec.machine")) != 0) {
+            PatchView(item).layer() == objects::k_layer_machine &&
+            blocked.count(PatchView(item).machine()) != 0) {
             dropped_secrets.insert(credentials_secret_name(doc::get_string(item, "metadata.name")));
         }
     }
@@ -326,8 +328,8 @@ void drop_blocked(doc::ResourceList& plan, const std::set<std::string>& blocked)
         bool drop =
             (kind == "TalosMachine" &&
              blocked.count(doc::get_string(item, "metadata.name")) != 0) ||
-            (kind == "TalosConfigPatch" && doc::get_string(item, "spec.layer") == "machine" &&
-             blocked.count(doc::get_string(item, "spec.machine")) != 0) ||
+            (kind == "TalosConfigPatch" && PatchView(item).layer() == objects::k_layer_machine &&
+             blocked.count(PatchView(item).machine()) != 0) ||
             (is_credentials_secret(item) &&
              dropped_secrets.count(doc::get_string(item, "metadata.name")) != 0);
         if (!drop) {
@@ -402,7 +404,7 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
         Check c;
         c.machine = &item;
         c.name = doc::get_string(item, "metadata.name");
-        const std::string address = doc::get_string(item, "spec.address");
+        const std::string address = objects::MachineView(item).address();
         const Value* insp = inspections.find(address);
         c.node = insp != nullptr ? inspection::View(*insp).node() : address;
         auto addr = talos::parse_address(address);

@@ -1,5 +1,7 @@
 #include "common/stages/plan.h"
 
+#include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/hardware.h"
@@ -17,6 +19,8 @@ namespace ichor::stages {
 
 using doc::Value;
 using inspection::View;
+using objects::MachineView;
+using objects::PatchView;
 
 namespace {
 
@@ -112,8 +116,7 @@ std::vector<const Value*> machines_with_uuid(const std::vector<Value>& machines,
                                              const std::string& uuid) {
     std::vector<const Value*> out;
     for (const auto& m : machines) {
-        if (!uuid.empty() &&
-            util::to_lower(doc::get_string(m, "spec.identity.uuid")) == util::to_lower(uuid)) {
+        if (!uuid.empty() && util::to_lower(MachineView(m).uuid()) == util::to_lower(uuid)) {
             out.push_back(&m);
         }
     }
@@ -128,22 +131,23 @@ std::vector<const Value*> machines_with_uuid(const std::vector<Value>& machines,
 bool already_adopted(NodePlan& n, const std::string& uuid, const PlanOptions& o) {
     for (const Value* m : machines_with_uuid(o.machines, uuid)) {
         const std::string name = doc::get_string(*m, "metadata.name");
-        const std::string approval = doc::get_string(*m, "spec.approval", "Pending");
-        if (approval == "Approved") {
+        const std::string approval =
+            MachineView(*m).approval(std::string(objects::k_approval_pending));
+        if (approval == objects::k_approval_approved) {
             n.outcome = "skipped";
             n.results.clear();
             add(n, doc::Severity::Info,
                 n.address + ": UUID " + uuid + " is already TalosMachine " + name + " (cluster " +
-                    doc::get_string(*m, "spec.cluster") + "); skipped",
-                "AlreadyAdopted", hint_tags(n, ""));
+                    MachineView(*m).cluster() + "); skipped",
+                std::string(vocab::code::k_already_adopted), hint_tags(n, ""));
             return true;
         }
         const std::string hint = "kubectl annotate talosmachine " + name + " -n " + o.ns + " " +
                                  std::string(vocab::k_annotation_allow_delete) +
                                  "=true && kubectl delete talosmachine " + name + " -n " + o.ns;
         add(n, doc::Severity::Warning,
-            n.address + ": TalosMachine " + name + " (cluster " +
-                doc::get_string(*m, "spec.cluster") + ") has UUID " + uuid + " but is " + approval +
+            n.address + ": TalosMachine " + name + " (cluster " + MachineView(*m).cluster() +
+                ") has UUID " + uuid + " but is " + approval +
                 ", not approved, so the node is added; that record is stale for a node " +
                 "that runs a configuration; hint: " + hint,
             "StaleMachine", hint_tags(n, hint));
@@ -344,12 +348,9 @@ int next_order(const std::vector<Value>& patches, const PlanOptions& o,
                const std::string& machine) {
     int order = 0;
     for (const auto& p : patches) {
-        if (doc::get_string(p, "spec.cluster") == o.cluster &&
-            doc::get_string(p, "spec.layer") == "machine" &&
-            doc::get_string(p, "spec.machine") == machine) {
-            const Value* v = doc::find_path(p, "spec.order");
-            order =
-                std::max(order, (v != nullptr && v->is_number_integer() ? v->get<int>() : 0) + 1);
+        if (const PatchView v(p); v.cluster() == o.cluster &&
+                                  v.layer() == objects::k_layer_machine && v.machine() == machine) {
+            order = std::max(order, static_cast<int>(v.order()) + 1);
         }
     }
     return order;
@@ -556,9 +557,8 @@ void control_plane_count(std::vector<NodePlan>& nodes, const render::ClusterSpec
                          const PlanOptions& o) {
     int existing = 0;
     for (const auto& m : o.machines) {
-        if (doc::get_string(m, "spec.cluster") == c.name &&
-            doc::get_string(m, "spec.role") == "controlplane" &&
-            doc::get_string(m, "spec.approval") != "Rejected") {
+        if (const MachineView v(m); v.cluster() == c.name && v.is_control_plane() &&
+                                    v.approval() != objects::k_approval_rejected) {
             ++existing;
         }
     }
@@ -616,12 +616,12 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
             list.add_result(doc::Severity::Error,
                             "every machine is " + stopped_word(s) + " (" + names_of(nodes, false) +
                                 "); " + std::string(vocab::k_nothing_written) + "; hint: " + hint,
-                            "NothingWritten", nullptr, tags);
+                            std::string(vocab::code::k_nothing_written), nullptr, tags);
         } else {
             list.add_result(doc::Severity::Error,
                             "nothing to adopt: " + names_of(nodes, false) + " " + stopped_word(s) +
                                 "; hint: " + hint,
-                            "NothingToAdopt", nullptr, tags);
+                            std::string(vocab::code::k_nothing_to_adopt), nullptr, tags);
         }
         return;
     }
@@ -629,7 +629,7 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         list.add_result(doc::Severity::Info,
                         s.skipped > 0 ? "nothing to adopt: every machine is already a TalosMachine"
                                       : "nothing to adopt: no Inspection in the input",
-                        "NothingToAdopt");
+                        std::string(vocab::code::k_nothing_to_adopt));
         return;
     }
     std::string text = "plan: " + std::to_string(s.writable) +
@@ -639,7 +639,7 @@ void summarize(doc::ResourceList& list, const std::vector<NodePlan>& nodes, cons
         text +=
             "; " + std::to_string(stopped) + " " + stopped_word(s) + ": " + names_of(nodes, false);
     }
-    list.add_result(doc::Severity::Info, text, "Plan");
+    list.add_result(doc::Severity::Info, text, std::string(vocab::code::k_plan));
 }
 
 bool valid_subdomain(const std::string& s) {
@@ -719,7 +719,7 @@ Value plan_basis(const std::vector<NodePlan>& nodes, const PlanOptions& o) {
         {"resourceVersion", doc::get_string(*o.talos_cluster, "metadata.resourceVersion")}};
     Value patches = Value::array();
     for (const auto& p : o.patches) {
-        if (doc::get_string(p, "spec.cluster") == o.cluster) {
+        if (PatchView(p).cluster() == o.cluster) {
             patches.push_back(
                 {{"name", doc::get_string(p, "metadata.name")},
                  {"resourceVersion", doc::get_string(p, "metadata.resourceVersion")}});
@@ -729,7 +729,7 @@ Value plan_basis(const std::vector<NodePlan>& nodes, const PlanOptions& o) {
     Value machines = Value::array();
     for (const auto& n : nodes) {
         if (n.outcome == "writable") {
-            machines.push_back({{"address", doc::get_string(n.machine, "spec.address")},
+            machines.push_back({{"address", MachineView(n.machine).address()},
                                 {"configDigest", View(*n.inspection).config_digest()}});
         }
     }
@@ -827,11 +827,10 @@ Result<std::vector<Value>> render_machine(const Value& machine, const render::Cl
                                           const std::vector<Value>& patches,
                                           const render::SecretLookup& secrets) {
     render::Install inst;
-    inst.disk = doc::get_string(machine, "spec.install.disk");
-    inst.image = doc::get_string(machine, "spec.install.image");
-    const Value* wipe = doc::find_path(machine, "spec.install.wipe");
-    inst.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
-    render::Input ri = render_input(cluster, bundle, doc::get_string(machine, "spec.role"),
+    inst.disk = MachineView(machine).install_disk();
+    inst.image = MachineView(machine).install_image();
+    inst.wipe = MachineView(machine).install_wipe();
+    render::Input ri = render_input(cluster, bundle, MachineView(machine).role(),
                                     doc::get_string(machine, "metadata.name"), inst, patches);
     ri.secrets = secrets;
     return render::render(ri);
@@ -849,16 +848,17 @@ std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
     // Every planned patch that selects the machine: its cluster's, its role's and its own.
     auto selecting = [&](const Value& machine) {
         std::vector<std::string> names;
+        const MachineView m(machine);
         for (const Value* p : patches) {
-            const std::string layer = doc::get_string(*p, "spec.layer");
-            if (doc::get_string(*p, "spec.cluster") != doc::get_string(machine, "spec.cluster")) {
+            const PatchView v(*p);
+            const std::string layer = v.layer();
+            if (v.cluster() != m.cluster()) {
                 continue;
             }
-            if (layer == "cluster" ||
-                (layer == "role" &&
-                 doc::get_string(*p, "spec.role") == doc::get_string(machine, "spec.role")) ||
-                (layer == "machine" && doc::get_string(*p, "spec.machine") ==
-                                           doc::get_string(machine, "metadata.name"))) {
+            // A machine layer naming "" selects an unnamed machine here, unlike PatchView::selects.
+            if (layer == objects::k_layer_cluster ||
+                (layer == objects::k_layer_role && v.role() == m.role()) ||
+                (layer == objects::k_layer_machine && v.machine() == m.name())) {
                 names.push_back(doc::get_string(*p, "metadata.name"));
             }
         }
@@ -872,10 +872,9 @@ std::string plan_table(const doc::ResourceList& list, bool /*color*/) {
         }
         const std::string name = doc::get_string(item, "metadata.name");
         auto dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
-        rows.push_back({name, dash(doc::get_string(item, "spec.role")),
-                        dash(doc::get_string(item, "spec.address")),
-                        dash(doc::get_string(item, "spec.install.disk")),
-                        dash(doc::get_string(item, "spec.install.image")), selecting(item)});
+        const MachineView v(item);
+        rows.push_back({name, dash(v.role()), dash(v.address()), dash(v.install_disk()),
+                        dash(v.install_image()), selecting(item)});
     }
     std::string out = rows.size() > 1 ? util::format_table(rows) : "no machine to create\n";
     if (others > 0) {

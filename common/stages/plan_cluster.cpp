@@ -1,6 +1,7 @@
 #include "common/stages/plan_cluster.h"
 
 #include "common/cni/values.h"
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
@@ -21,6 +22,7 @@ namespace ichor::stages {
 
 using doc::Value;
 using inspection::View;
+using objects::MachineView;
 
 namespace {
 
@@ -109,7 +111,7 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<
     for (const auto& item : out.items.items) {
         if (is_kind(item, "TalosMachine")) {
             out.machines.push_back(&item);
-            planned_uuids.insert(util::to_lower(text_at(item, "spec.identity.uuid")));
+            planned_uuids.insert(util::to_lower(MachineView(item).uuid()));
         }
     }
     for (const auto& n : nodes) {
@@ -121,7 +123,7 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<
     }
     for (auto& r : out.items.results) {
         const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
-        if (code == "Plan" || code == "NothingToAdopt") {
+        if (code == vocab::code::k_plan || code == vocab::code::k_nothing_to_adopt) {
             continue; // the per-machine summary; this plan has its own
         }
         list.results.push_back(r);
@@ -135,8 +137,8 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<
                            "not adopted "
                            "without all its control planes; " +
                            std::string(vocab::k_nothing_written),
-                       "ControlPlaneBlocked", "change the node as its results say, then plan again",
-                       n->item);
+                       std::string(vocab::code::k_control_plane_blocked),
+                       "change the node as its results say, then plan again", n->item);
         }
     }
     return cp_blocked ? std::optional<Outcome>(refused(nodes)) : std::nullopt;
@@ -150,18 +152,17 @@ std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterS
     for (const Value* m : mp.machines) {
         Planned p;
         p.machine = m;
-        if (auto it = mp.by_uuid.find(util::to_lower(text_at(*m, "spec.identity.uuid")));
+        if (auto it = mp.by_uuid.find(util::to_lower(MachineView(*m).uuid()));
             it != mp.by_uuid.end()) {
             p.node = it->second;
         }
         p.input.cluster = &spec;
         p.input.bundle = o.bundle;
-        p.input.role = text_at(*m, "spec.role");
+        p.input.role = MachineView(*m).role();
         p.input.machine = text_at(*m, "metadata.name");
-        p.input.install.disk = text_at(*m, "spec.install.disk");
-        p.input.install.image = text_at(*m, "spec.install.image");
-        const Value* wipe = at(*m, "spec.install.wipe");
-        p.input.install.wipe = wipe != nullptr && wipe->is_boolean() && wipe->get<bool>();
+        p.input.install.disk = MachineView(*m).install_disk();
+        p.input.install.image = MachineView(*m).install_image();
+        p.input.install.wipe = MachineView(*m).install_wipe();
         auto rendered = render::render(p.input);
         if (p.node == nullptr || !rendered) {
             continue; // plan() already rendered it; cannot differ
@@ -224,7 +225,7 @@ void choose_patches(doc::ResourceList& list, const std::vector<Planned>& work,
 }
 
 bool is_control_plane(const Value* m) {
-    return text_at(*m, "spec.role") == "controlplane";
+    return MachineView(*m).is_control_plane();
 }
 
 // The objects to create, in the order hold apply writes them: the bundle Secret, the cluster, the
@@ -303,18 +304,18 @@ void summarize(doc::ResourceList& list, const MachinePlans& mp, std::size_t patc
         summary += "; " + std::to_string(mp.left_out.size()) +
                    " worker(s) refused or blocked and left out: " + addresses_of(mp.left_out);
     }
-    list.add_result(doc::Severity::Info, summary, "Plan");
+    list.add_result(doc::Severity::Info, summary, std::string(vocab::code::k_plan));
 }
 
 Outcome nothing_to_adopt(doc::ResourceList& list) {
     list.add_result(doc::Severity::Error,
                     "no Inspection in the input: nothing to adopt; hint: kubectl ichor "
                     "adopt --talosconfig FILE --nodes ADDR,...",
-                    "NothingToAdopt");
+                    std::string(vocab::code::k_nothing_to_adopt));
     Outcome out;
     out.stopped = 0;
-    out.error =
-        make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...", "NothingToAdopt");
+    out.error = make_error(ErrorKind::Usage, "no node to adopt", "--nodes ADDR,...",
+                           std::string(vocab::code::k_nothing_to_adopt));
     return out;
 }
 

@@ -375,14 +375,15 @@ void check_cni(const ClusterCni& c, doc::ResourceList& list, Refusals& refuse) {
         if (n.find("(class B)") != std::string::npos) {
             tags[std::string(vocab::k_tag_class)] = "B"; // the user consents to it
         }
-        list.add_result(doc::Severity::Info, "cni: " + n, "CniPlan", nullptr, tags);
+        list.add_result(doc::Severity::Info, "cni: " + n, std::string(vocab::code::k_cni_plan),
+                        nullptr, tags);
     }
     if (!c.values_source.empty() && c.values_source != "none") {
         list.add_result(
             doc::Severity::Info,
             "cni: spec.cni.cilium.values from " + c.values_source + ": " +
                 (c.values.is_object() && !c.values.empty() ? c.values.dump() : std::string("{}")),
-            "CiliumValues");
+            std::string(vocab::code::k_cilium_values));
     }
     if (!c.preflight) {
         return;
@@ -393,7 +394,7 @@ void check_cni(const ClusterCni& c, doc::ResourceList& list, Refusals& refuse) {
     std::size_t diffs = 0;
     for (std::size_t i = first; i < list.results.size(); ++i) {
         Value& r = list.results[i];
-        if (r["tags"].value(std::string(vocab::k_tag_code), "") != "CiliumDiff") {
+        if (r["tags"].value(std::string(vocab::k_tag_code), "") != vocab::code::k_cilium_diff) {
             continue;
         }
         ++diffs;

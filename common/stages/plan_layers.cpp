@@ -2,6 +2,7 @@
 // or machine layer, the plan's results grouped by layer, and the check that the layers render
 // every machine back to its live configuration.
 #include "common/cni/values.h"
+#include "common/doc/objects.h"
 #include "common/doc/vocabulary.h"
 #include "common/drift/drift.h"
 #include "common/inspection/view.h"
@@ -19,6 +20,8 @@
 #include <set>
 
 namespace ichor::stages::cluster_plan {
+
+using objects::MachineView;
 
 using inspection::View;
 
@@ -101,7 +104,7 @@ std::vector<std::string> addresses_in(const std::vector<Planned>& planned,
     std::vector<std::string> a;
     for (const auto& p : planned) {
         if (role.empty() || p.input.role == role) {
-            a.push_back(text_at(*p.machine, "spec.address"));
+            a.push_back(MachineView(*p.machine).address());
         }
     }
     return a;
@@ -187,7 +190,7 @@ Layering layer(const std::vector<Planned>& planned, const std::string& cluster,
         }
         std::string machine = text_at(*p.machine, "metadata.name");
         std::string name = machine + "-adopted";
-        add_patch(out, p, name, "machine", machine, own, {text_at(*p.machine, "spec.address")},
+        add_patch(out, p, name, "machine", machine, own, {MachineView(*p.machine).address()},
                   cluster, ns);
         out.lines.push_back(name + " (machine " + machine + "): " + describe(own));
         out.machine_patches++;
@@ -248,8 +251,8 @@ void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned
     std::map<std::string, std::string> machine_of; // address -> machine
     std::map<std::string, std::string> role_of;    // address -> role
     for (const auto& p : planned) {
-        machine_of[text_at(*p.machine, "spec.address")] = p.input.machine;
-        role_of[text_at(*p.machine, "spec.address")] = p.input.role;
+        machine_of[MachineView(*p.machine).address()] = p.input.machine;
+        role_of[MachineView(*p.machine).address()] = p.input.role;
     }
     const std::string lead = "; captured into TalosConfigPatch ";
     std::map<std::string, CaptureGroup> groups; // patch + "\x1f" + path

@@ -1,5 +1,6 @@
 #include "common/stages/reclaim.h"
 
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
 #include "common/util/strings.h"
 
@@ -13,6 +14,7 @@ namespace ichor::stages {
 
 using doc::Value;
 using inspection::View;
+using objects::MachineView;
 namespace f = inspection::field;
 
 namespace {
@@ -41,11 +43,11 @@ bool is_uuid_text(const std::string& u) {
 }
 
 std::string machine_uuid(const Value& m) {
-    return lower(doc::get_string(m, "spec.identity.uuid"));
+    return lower(MachineView(m).uuid());
 }
 
 std::string approval_of(const Value& m) {
-    return doc::get_string(m, "spec.approval", "Pending");
+    return MachineView(m).approval(std::string(objects::k_approval_pending));
 }
 
 // A machine record that stands for the node: the same UUID, and for a weak UUID the same serial.
@@ -53,7 +55,7 @@ bool same_machine(const Value& m, const std::string& uuid, const std::string& se
     if (machine_uuid(m) != lower(uuid)) {
         return false;
     }
-    return !weak || util::trim(doc::get_string(m, "spec.identity.serial")) == util::trim(serial);
+    return !weak || util::trim(MachineView(m).serial()) == util::trim(serial);
 }
 
 std::set<std::string> mac_set(const Value* list) {
@@ -185,7 +187,7 @@ std::string uuid_weakness(const std::string& uuid_in, const std::string& serial,
     }
     if (machines.is_array()) {
         for (const auto& m : machines) {
-            std::string other = util::trim(doc::get_string(m, "spec.identity.serial")).data();
+            std::string other = util::trim(MachineView(m).serial()).data();
             if (machine_uuid(m) == uuid && !other.empty() && other != util::trim(serial)) {
                 return "TalosMachine " + doc::get_string(m, "metadata.name") +
                        " has the same UUID with serial " + in_quotes(other);
@@ -256,12 +258,11 @@ Status check_resettable(const View& node, const Known& known, bool weak, const A
     const std::string uuid = node.uuid();
     const std::string serial = node.serial();
     for (const auto& m : known.machines) {
-        if (approval_of(m) == "Approved" && same_machine(m, uuid, serial, weak)) {
+        if (approval_of(m) == objects::k_approval_approved && same_machine(m, uuid, serial, weak)) {
             const std::string name = doc::get_string(m, "metadata.name");
             return refusal(a + ": is an Ichor machine: TalosMachine " + name + " of cluster " +
-                               in_quotes(doc::get_string(m, "spec.cluster")) +
-                               " is approved with its UUID " + uuid +
-                               "; reclaim does not reset a machine Ichor manages",
+                               in_quotes(MachineView(m).cluster()) + " is approved with its UUID " +
+                               uuid + "; reclaim does not reset a machine Ichor manages",
                            "kubectl get talosmachine " + name + " -o yaml", "IchorMachine");
         }
     }
@@ -356,13 +357,13 @@ Value new_machine(const std::string& name, const View& node, const RegisterOptio
 // What differs between a machine's recorded identity and the node's: serial, MAC set.
 std::vector<std::string> identity_differences(const Value& m, const View& node) {
     std::vector<std::string> differ;
-    const std::string recorded = util::trim(doc::get_string(m, "spec.identity.serial")).data();
+    const std::string recorded = util::trim(MachineView(m).serial()).data();
     const std::string read = util::trim(node.serial()).data();
     if (recorded != read) {
         differ.push_back("serial " + in_quotes(recorded) + " recorded, " + in_quotes(read) +
                          " read");
     }
-    if (mac_set(doc::find_path(m, "spec.identity.macs")) != mac_set(node.macs())) {
+    if (mac_set(MachineView(m).macs()) != mac_set(node.macs())) {
         differ.push_back("MAC addresses");
     }
     return differ;
@@ -411,15 +412,14 @@ Registration plan_registration(const Value& machines, const Value& maint,
         if (!same_machine(m, uuid, serial, weak)) {
             continue;
         }
-        if (doc::get_string(m, "spec.cluster") != o.cluster) {
+        if (MachineView(m).cluster() != o.cluster) {
             r.warnings.push_back({"SameUUIDElsewhere",
                                   "TalosMachine " + doc::get_string(m, "metadata.name") +
-                                      " of cluster " +
-                                      in_quotes(doc::get_string(m, "spec.cluster")) + " (" +
+                                      " of cluster " + in_quotes(MachineView(m).cluster()) + " (" +
                                       approval_of(m) + ") has the same UUID; it is left as it is"});
             continue;
         }
-        if (found == nullptr || approval_of(m) != "Pending") {
+        if (found == nullptr || approval_of(m) != objects::k_approval_pending) {
             found = &m; // an approved or rejected record wins: it is never touched
         }
     }
@@ -437,7 +437,7 @@ Registration plan_registration(const Value& machines, const Value& maint,
     r.machine = *found;
     const std::string approval = approval_of(*found);
     r.action = Registration::Action::Left;
-    if (approval != "Pending") {
+    if (approval != objects::k_approval_pending) {
         r.why = "TalosMachine " + r.name + " of cluster " + in_quotes(o.cluster) +
                 " has this UUID and is " + approval +
                 "; it is never changed by reclaim, so nothing was registered";

@@ -1,6 +1,8 @@
 // The reclaim flow (stages::reclaim) and its network side: the node over common/talos, the
 // registry over common/kube. The decisions it calls are in reclaim.cpp.
+#include "common/doc/objects.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/stages/inspect.h"
 #include "common/stages/reclaim.h"
 #include "common/stages/sources.h"
@@ -249,7 +251,7 @@ struct Flow {
             auto created = reg.create_machine(r.machine);
             if (!created) {
                 Error e = created.error().wrap(a + ": creating TalosMachine " + r.name);
-                e.kind = e.code == "AlreadyExists" ? ErrorKind::Partial : e.kind;
+                e.kind = e.code == kube::reason::k_already_exists ? ErrorKind::Partial : e.kind;
                 return fail(e);
             }
             auto patched = reg.patch_machine_status(r.name, r.status);
@@ -476,8 +478,7 @@ class KubeRegistry final : public ReclaimRegistry {
         }
         for (const auto& c : (*clusters)["items"]) {
             ManagedCluster mc{doc::get_string(c, "metadata.name"), "", {}};
-            if (const Value* d = doc::find_path(c, "spec.discovery.addresses");
-                d != nullptr && d->is_array()) {
+            if (const Value* d = objects::ClusterView(c).discovery_addresses(); d != nullptr) {
                 for (const auto& e : *d) {
                     if (e.is_string()) {
                         mc.discovery.push_back(e.get<std::string>());

@@ -1,12 +1,16 @@
 #include "common/stages/sources.h"
 
 #include "common/doc/limits.h"
+#include "common/doc/objects.h"
+#include "common/kube/status.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/talos/client.h"
 #include "common/talos/reach.h"
 #include "common/util/files.h"
 
 namespace ichor::stages {
+
+using objects::ClusterView;
 
 Result<std::unique_ptr<kube::Client>> connect_kube(const kube::LoadOptions& options,
                                                    const Environment& env, bool stdin_is_terminal,
@@ -26,7 +30,7 @@ Result<std::unique_ptr<kube::Client>> connect_kube(const kube::LoadOptions& opti
 Result<doc::Value> get_cluster(kube::Client& kube, const std::string& name, const std::string& ns) {
     auto c = kube.get(kube::ichor_path("talosclusters", ns, name));
     if (!c) {
-        if (c.error().code == "NotFound") {
+        if (c.error().code == kube::reason::k_not_found) {
             return make_error(ErrorKind::Config,
                               "TalosCluster \"" + name + "\" not found in namespace \"" + ns + "\"",
                               "kubectl get talosclusters -A", "ClusterNotFound");
@@ -95,13 +99,13 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
 // rotation; a Secret that cannot be read is a warning, since the bundle itself came from elsewhere.
 Status refuse_rotation(kube::Client& kube, const doc::Value& cluster, const Warn& warn) {
     std::string ns = doc::get_string(cluster, "metadata.namespace");
-    std::string name = doc::get_string(cluster, "spec.secretsBundleRef.name");
+    std::string name = ClusterView(cluster).bundle_secret();
     if (name.empty()) {
         return ok_status();
     }
     auto secret = kube.get(kube::secret_path(ns, name));
     if (!secret) {
-        if (secret.error().code != "NotFound") {
+        if (secret.error().code != kube::reason::k_not_found) {
             warn("could not read the bundle Secret " + ns + "/" + name +
                  " to check for a CA rotation under way: " + secret.error().message);
         }
@@ -131,8 +135,8 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
                           "give --secrets-bundle FILE", "NoBundle");
     }
     std::string ns = doc::get_string(*cluster, "metadata.namespace");
-    std::string name = doc::get_string(*cluster, "spec.secretsBundleRef.name");
-    std::string key = doc::get_string(*cluster, "spec.secretsBundleRef.key", "bundle.yaml");
+    std::string name = ClusterView(*cluster).bundle_secret();
+    std::string key = ClusterView(*cluster).bundle_key();
     if (name.empty()) {
         return make_error(ErrorKind::Config,
                           "TalosCluster " + doc::get_string(*cluster, "metadata.name") +
@@ -145,7 +149,7 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
         Error e = secret.error();
         e.kind = ErrorKind::Config;
         e.message = "reading the bundle Secret " + ns + "/" + name + ": " + e.message;
-        if (e.code == "Forbidden") {
+        if (e.code == kube::reason::k_forbidden) {
             e.hint = "kubectl auth can-i get secrets -n " + ns + "; or give --secrets-bundle FILE";
         }
         return e;

@@ -2,6 +2,7 @@
 
 #include "common/doc/limits.h"
 #include "common/doc/value.h"
+#include "common/doc/vocabulary.h"
 #include "common/talos/certs.h"
 #include "common/util/files.h"
 #include "common/util/strings.h"
@@ -133,7 +134,7 @@ Result<std::string> talosconfig_path(const std::string& explicit_path, const Env
 Result<TalosConfig> parse_talosconfig(std::string_view text, const std::string& path) {
     auto root = doc::parse_one(text, path);
     if (!root) {
-        if (root.error().code != "InputLimit") {
+        if (root.error().code != vocab::code::k_input_limit) {
             return config_error(root.error().message);
         }
         Error e = root.error(); // a limit refusal keeps its code and hint
@@ -176,7 +177,7 @@ Result<TalosConfig> load_talosconfig(const std::string& explicit_path, const Env
     }
     auto text = util::read_file(*path, doc::k_limits.max_document_bytes);
     if (!text) {
-        if (text.error().code != "InputLimit") {
+        if (text.error().code != vocab::code::k_input_limit) {
             return config_error("talosconfig: " + text.error().message);
         }
         Error e = text.error(); // a limit refusal keeps its code and hint

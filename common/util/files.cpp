@@ -22,7 +22,8 @@ Error too_large(std::string_view source, std::size_t max_bytes) {
     }
     return make_error(ErrorKind::Usage,
                       std::string(source) + ": the input is larger than the limit of " + size,
-                      "the limits are in docs/design.md, \"Limits of the readers\"", "InputLimit");
+                      "the limits are in docs/design.md, \"Limits of the readers\"",
+                      "InputLimit"); // vocab::code::k_input_limit
 }
 
 // Reads up to max_bytes + 1 bytes in chunks: one byte past the limit is enough to refuse.

@@ -3,6 +3,7 @@
 #include "common/bundle/credentials.h"
 #include "common/cli/errors.h"
 #include "common/cli/run.h"
+#include "common/doc/objects.h"
 #include "common/stages/sources.h"
 #include "common/talos/address.h"
 #include "common/util/files.h"
@@ -12,6 +13,8 @@
 #include <ostream>
 
 namespace ichor::tools::credentials {
+
+using objects::MachineView;
 
 namespace {
 
@@ -105,11 +108,9 @@ Result<std::vector<std::string>> control_plane_endpoints(kube::Client& k,
     }
     std::vector<std::string> out;
     for (const auto& m : (*list)["items"]) {
-        if (doc::get_string(m, "spec.cluster") == cluster &&
-            doc::get_string(m, "spec.role") == "controlplane" &&
-            doc::get_string(m, "spec.approval") == "Approved" &&
-            !doc::get_string(m, "spec.address").empty()) {
-            out.push_back(doc::get_string(m, "spec.address"));
+        if (const MachineView v(m); v.cluster() == cluster && v.is_control_plane() &&
+                                    v.is_approved() && !v.address().empty()) {
+            out.push_back(v.address());
         }
     }
     return out;

@@ -5,6 +5,7 @@
 #include "common/cli/progress.h"
 #include "common/cli/prompt.h"
 #include "common/cli/run.h"
+#include "common/doc/objects.h"
 #include "common/stages/reclaim.h"
 #include "common/stages/sources.h"
 #include "common/util/strings.h"
@@ -12,6 +13,8 @@
 #include <ostream>
 
 namespace ichor::tools::reclaim {
+
+using objects::MachineView;
 
 namespace {
 
@@ -71,10 +74,9 @@ std::string machine_table(const doc::ResourceList& list, bool /*color*/) {
     std::vector<std::vector<std::string>> rows{
         {"NAME", "CLUSTER", "APPROVAL", "ADDRESS", "UUID", "FINGERPRINT"}};
     for (const auto& m : list.items) {
-        rows.push_back({doc::get_string(m, "metadata.name"), doc::get_string(m, "spec.cluster"),
-                        doc::get_string(m, "spec.approval"), doc::get_string(m, "spec.address"),
-                        doc::get_string(m, "spec.identity.uuid"),
-                        doc::get_string(m, "status.maintenanceFingerprint")});
+        const MachineView v(m);
+        rows.push_back({doc::get_string(m, "metadata.name"), v.cluster(), v.approval(), v.address(),
+                        v.uuid(), doc::get_string(m, "status.maintenanceFingerprint")});
     }
     return list.items.empty() ? std::string() : util::format_table(rows);
 }

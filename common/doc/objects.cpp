@@ -1,0 +1,48 @@
+#include "common/doc/objects.h"
+
+namespace ichor::objects {
+
+using doc::Value;
+
+bool ObjectView::has_annotation(std::string_view key) const {
+    const Value* a = raw(field::k_annotations);
+    return a != nullptr && a->is_object() && a->contains(std::string(key));
+}
+
+std::string ObjectView::text(std::string_view path, std::string fallback) const {
+    return doc::get_string(m_obj, path, std::move(fallback));
+}
+
+const Value* ObjectView::list(std::string_view path) const {
+    const Value* v = raw(path);
+    return v != nullptr && v->is_array() ? v : nullptr;
+}
+
+bool ObjectView::flag(std::string_view path) const {
+    const Value* v = raw(path);
+    return v != nullptr && v->is_boolean() && v->get<bool>();
+}
+
+std::optional<std::int64_t> ObjectView::integer(std::string_view path) const {
+    const Value* v = raw(path);
+    if (v == nullptr || !v->is_number_integer()) {
+        return std::nullopt;
+    }
+    return v->get<std::int64_t>();
+}
+
+const Value* ObjectView::raw(std::string_view path) const {
+    return doc::find_path(m_obj, path);
+}
+
+bool ObjectView::is_kind(std::string_view kind) const {
+    return text(field::k_kind) == kind && text(field::k_api_version) == vocab::k_ichor_api;
+}
+
+bool PatchView::selects(std::string_view role, std::string_view machine) const {
+    const std::string l = layer();
+    return l == k_layer_cluster || (l == k_layer_role && this->role() == role) ||
+           (l == k_layer_machine && !machine.empty() && this->machine() == machine);
+}
+
+} // namespace ichor::objects
