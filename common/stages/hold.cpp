@@ -194,7 +194,7 @@ Status check_plan_writable(const doc::ResourceList& plan) {
     }
     return make_error(ErrorKind::Findings,
                       "the plan creates nothing; " + std::string(vocab::k_nothing_written), "",
-                      "NothingToAdopt");
+                      std::string(vocab::code::k_nothing_to_adopt));
 }
 
 std::string plan_digest(const doc::ResourceList& plan) {

@@ -1,6 +1,7 @@
 // hold apply: the plan checked against the cluster and the nodes, the backups, then the writes.
 #include "common/doc/objects.h"
 #include "common/inspection/view.h"
+#include "common/kube/status.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
 #include "common/stages/hold.h"
@@ -61,7 +62,7 @@ Result<std::vector<std::string>> changed_objects(const doc::ResourceList& plan, 
     const std::string cluster = tc != nullptr ? tc->value("name", "") : "";
     const std::string what = "TalosCluster " + ns + "/" + cluster;
     auto live = objects.get("talosclusters", ns, cluster);
-    if (!live && live.error().code != "NotFound") {
+    if (!live && live.error().code != kube::reason::k_not_found) {
         return live.error().wrap("reading " + what);
     }
     const std::string was = tc != nullptr ? tc->value("resourceVersion", "") : "";
@@ -272,7 +273,7 @@ Written create_one(IchorObjects& objects, const Value& obj, const std::string& d
     if (created) {
         return {Written::End::Created, std::move(*created), std::nullopt};
     }
-    if (created.error().code != "AlreadyExists") {
+    if (created.error().code != kube::reason::k_already_exists) {
         return {Written::End::Failed, Value(), created.error()};
     }
     auto existing = objects.get(plural(obj), ns, name_of(obj));

@@ -193,7 +193,7 @@ void report_failure(doc::ResourceList& plan, const Check& c, const NodeCheckOpti
                     const std::string& who, bool& unreachable) {
     Error e = !c.failure.empty() ? make_error(ErrorKind::Findings, c.failure) : c.answer.error();
     Value tags = node_tags(c);
-    if (e.code == "InvalidArgument") {
+    if (e.code == talos::code::k_invalid_argument) {
         std::string hint = patches_hint(o) + " (fix the patch the node's words point to)";
         tags[std::string(vocab::k_tag_hint)] = hint;
         plan.add_result(doc::Severity::Error,
@@ -286,7 +286,7 @@ void compare_with_plan(doc::ResourceList& plan, const Check& c, const NodeCheckO
                     who + ": the node's changes and the plan's class B disagree (the node: " +
                         listed(changes) + "; the plan: " + listed(class_b) + "): " + detail +
                         "; the render or the diff is wrong; hint: " + hint,
-                    "NodeCheckMismatch", c.machine, mt);
+                    std::string(vocab::code::k_node_check_mismatch), c.machine, mt);
 }
 
 // The results of one machine; true when the node accepted it.

@@ -23,6 +23,8 @@ inline constexpr std::string_view k_unavailable = "Unavailable"; // any other UN
 inline constexpr std::string_view k_permission_denied = "PermissionDenied";
 inline constexpr std::string_view k_not_found = "NotFound";
 inline constexpr std::string_view k_internal = "Internal";
+inline constexpr std::string_view k_invalid_argument =
+    "InvalidArgument"; // the node refused the input
 inline constexpr std::string_view k_fingerprint_mismatch = "FingerprintMismatch";
 // Through an endpoint: the endpoint itself refused (its TLS handshake failed, or it does not
 // forward); not a finding about the node behind it.
