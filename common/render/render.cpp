@@ -492,6 +492,15 @@ std::vector<const Value*> select_patches(const std::vector<Value>& patches,
     return out;
 }
 
+std::vector<Value> patches_for(const std::vector<Value>& patches, const std::string& cluster,
+                               const std::string& role, const std::string& machine) {
+    std::vector<Value> out;
+    for (const Value* p : select_patches(patches, cluster, role, machine)) {
+        out.push_back(*p);
+    }
+    return out;
+}
+
 std::string contract_of(const Input& in) {
     if (!in.contract.empty()) {
         return in.contract;

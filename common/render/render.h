@@ -101,6 +101,12 @@ struct Input {
 std::vector<const doc::Value*> select_patches(const std::vector<doc::Value>& patches,
                                               const std::string& cluster, const std::string& role,
                                               const std::string& machine);
+// Copies of the patches select_patches gives, in its order: the patches of one machine's Input
+// without copies of every other machine's (a cluster with a machine patch per machine would
+// otherwise copy every patch for every machine). Rendering with them renders as with all.
+std::vector<doc::Value> patches_for(const std::vector<doc::Value>& patches,
+                                    const std::string& cluster, const std::string& role,
+                                    const std::string& machine);
 
 // The generator's documents for the input, with Ichor's settings and without patches; at
 // contract 1.14 the documents of Talos's own 1.14 generator (machinery v1.14.1). An unsupported

@@ -830,8 +830,10 @@ Result<std::vector<Value>> render_machine(const Value& machine, const render::Cl
     inst.disk = MachineView(machine).install_disk();
     inst.image = MachineView(machine).install_image();
     inst.wipe = MachineView(machine).install_wipe();
-    render::Input ri = render_input(cluster, bundle, MachineView(machine).role(),
-                                    doc::get_string(machine, "metadata.name"), inst, patches);
+    const std::string role = MachineView(machine).role();
+    const std::string name = doc::get_string(machine, "metadata.name");
+    render::Input ri = render_input(cluster, bundle, role, name, inst,
+                                    render::patches_for(patches, cluster.name, role, name));
     ri.secrets = secrets;
     return render::render(ri);
 }

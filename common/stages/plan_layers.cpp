@@ -311,7 +311,7 @@ std::vector<std::string> verify(const std::vector<Planned>& planned,
     std::vector<std::string> problems;
     for (const auto& p : planned) {
         render::Input in = p.input;
-        in.patches = patches;
+        in.patches = render::patches_for(patches, in.cluster->name, in.role, in.machine);
         auto again = render::render(in);
         if (!again) {
             problems.push_back(in.machine + ": " + again.error().message);

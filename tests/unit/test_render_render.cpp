@@ -194,4 +194,15 @@ TEST_CASE("patches are selected by cluster, role and machine and ordered by laye
         names.push_back((*p)["metadata"]["name"].get<std::string>());
     }
     CHECK(names == std::vector<std::string>{"c-0", "c-a", "c-b", "r-w", "m1"});
+    // patches_for: copies of those alone, in that order, which select_patches keeps
+    auto own = render::patches_for(ps, "prod", "worker", "w1");
+    REQUIRE(own.size() == sel.size());
+    for (std::size_t i = 0; i < own.size(); ++i) {
+        CHECK(own[i] == *sel[i]);
+    }
+    auto again = render::select_patches(own, "prod", "worker", "w1");
+    REQUIRE(again.size() == own.size());
+    for (std::size_t i = 0; i < own.size(); ++i) {
+        CHECK(again[i] == &own[i]);
+    }
 }
