@@ -88,25 +88,39 @@ struct MachinePlans {
     std::map<std::string, const Node*> by_uuid; // the last node of each UUID, as the scan found
 };
 
+// plan() over the items of `list`, lent to it and given back, not copied (the Inspections of 256
+// nodes are tens of MB): it keeps them first and in order (the planned objects are gone already:
+// drop_planned) and appends what it makes, which stays in `out`; `nodes` point to the items again.
+Outcome plan_lent(doc::ResourceList& list, std::vector<Node>& nodes, const PlanOptions& po,
+                  doc::ResourceList& out) {
+    const std::size_t kept = list.items.size();
+    std::vector<std::size_t> at;
+    for (const auto& n : nodes) {
+        at.push_back(static_cast<std::size_t>(n.item - &list.items[0]));
+    }
+    out.items = std::move(list.items);
+    list.items = Value::array();
+    Outcome planned = plan(out, po);
+    Value made = Value::array();
+    for (std::size_t i = 0; i < out.items.size(); ++i) {
+        (i < kept ? list.items : made).push_back(std::move(out.items[i]));
+    }
+    out.items = std::move(made);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        nodes[i].item = &list.items[at[i]];
+    }
+    return planned;
+}
+
 // Each machine's drift against the new cluster (trust, versions, role, install fields, classes),
 // one machine-layer capture each. The outcome to stop with when plan() fails or a control plane is
 // left out (its machines cannot be released without it, and nothing is written).
-std::optional<Outcome> plan_machines(doc::ResourceList& list, const std::vector<Node>& nodes,
+std::optional<Outcome> plan_machines(doc::ResourceList& list, std::vector<Node>& nodes,
                                      const PlanOptions& po, Refusals& refuse, MachinePlans& out) {
-    out.items.items = list.items;
-    Outcome planned = plan(out.items, po);
+    Outcome planned = plan_lent(list, nodes, po, out.items);
     if (planned.error) {
         return planned;
     }
-    // Its copies of the Inspections are read no more (`nodes` points into `list`): freed before
-    // the layering, which holds every machine's render (on 1,000 nodes, tens of MB).
-    Value kept = Value::array();
-    for (auto& item : out.items.items) {
-        if (!View(item).is_inspection()) {
-            kept.push_back(std::move(item));
-        }
-    }
-    out.items.items = std::move(kept);
     std::set<std::string> planned_uuids;
     for (const auto& item : out.items.items) {
         if (is_kind(item, "TalosMachine")) {
