@@ -7,6 +7,7 @@
 def stable:
   if type == "string" then
     gsub("sha256:[0-9a-f]{64}"; "sha256:<digest>")
+    | gsub("sha256:[0-9a-f]{1,63}(?![0-9a-f])"; "sha256:<digest>") # cut short in a message
     | gsub("(?=[A-Za-z0-9+/]*[A-Z+])[A-Za-z0-9+/]{40,}={0,2}"; "<base64>")
     | gsub("/tmp/[^ \"',;]*"; "<tmp>")
   else . end;
