@@ -6,11 +6,11 @@
 #include "common/stages/plan.h"
 #include "common/util/strings.h"
 #include "test_kube_support.h"
+#include "test_loop_support.h"
 #include "test_plan_support.h"
 #include "test_stages_support.h"
 
 #include <catch2/catch.hpp>
-#include <grpcpp/alarm.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -118,25 +118,6 @@ struct Apply {
         }
         return it->second;
     }
-};
-
-// A call in flight on a loop, as a node's would be: an operation of the loop (a grpc::Alarm) that
-// ends, running `then` on the loop's thread, when released or after 2 s.
-class InFlight final : public talos::Loop::Operation {
-  public:
-    InFlight(talos::Loop& loop, std::function<void()> then) : m_then(std::move(then)) {
-        loop.started();
-        m_alarm.Set(loop.queue(), std::chrono::system_clock::now() + std::chrono::seconds(2), this);
-    }
-    void release() { m_alarm.Cancel(); } // ends it now (the loop's thread runs `then`)
-    bool proceed(bool /*ok*/) override {
-        m_then();
-        return true;
-    }
-
-  private:
-    grpc::Alarm m_alarm;
-    std::function<void()> m_then;
 };
 
 } // namespace
@@ -456,7 +437,7 @@ TEST_CASE("hold apply reads read_concurrency nodes at once, and names the first 
     Apply a{n};
     a.options.read_concurrency = 2;
     std::mutex mu;
-    std::map<std::string, InFlight*> in_flight; // the reads not yet over, by address
+    std::map<std::string, test::LoopCall*> in_flight; // the reads not yet over, by address
     int met = 0; // reads that saw the other one in flight while they were
     // The product's loops; each read stays in flight until the other has started, or 2 s: one
     // read after the other, the first waits out the bound alone and `met` stays below 2.
@@ -464,13 +445,14 @@ TEST_CASE("hold apply reads read_concurrency nodes at once, and names the first 
         stages::configs_reader([&](talos::Loop& loop, const talos::Address& addr,
                                    std::function<void(Result<std::string>)> done) {
             std::lock_guard lock(mu);
-            auto* op = new InFlight(loop, [&, addr, done = std::move(done)] {
-                {
-                    std::lock_guard over(mu);
-                    in_flight.erase(addr.text);
-                }
-                done(refused(addr));
-            });
+            auto* op = new test::LoopCall(loop, std::chrono::seconds(2),
+                                          [&, addr, done = std::move(done)] {
+                                              {
+                                                  std::lock_guard over(mu);
+                                                  in_flight.erase(addr.text);
+                                              }
+                                              done(refused(addr));
+                                          });
             in_flight[addr.text] = op;
             if (in_flight.size() == 2) {
                 met += 2;

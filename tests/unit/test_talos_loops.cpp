@@ -1,9 +1,9 @@
 // Items over loops (common/talos/loops.h): every item once, in order, within the bound, whether an
 // item is done from within its start or later on its loop.
 #include "common/talos/loops.h"
+#include "test_loop_support.h"
 
 #include <catch2/catch.hpp>
-#include <grpcpp/alarm.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,27 +13,6 @@
 #include <vector>
 
 using namespace ichor;
-
-namespace {
-
-// An operation of the loop that ends on its next turn (a grpc::Alarm due now), then runs `then`.
-class Soon final : public talos::Loop::Operation {
-  public:
-    Soon(talos::Loop& loop, std::function<void()> then) : m_then(std::move(then)) {
-        loop.started();
-        m_alarm.Set(loop.queue(), std::chrono::system_clock::now(), this);
-    }
-    bool proceed(bool /*ok*/) override {
-        m_then();
-        return true;
-    }
-
-  private:
-    grpc::Alarm m_alarm;
-    std::function<void()> m_then;
-};
-
-} // namespace
 
 TEST_CASE("for_each_on_loops: each item once, started in order, at most the bound in flight",
           "[talos][loops]") {
@@ -63,7 +42,7 @@ TEST_CASE("for_each_on_loops: each item once, started in order, at most the boun
                 done();
             };
             if (later) {
-                new Soon(loop, end); // the loop deletes it
+                new test::LoopCall(loop, std::chrono::milliseconds(0), end); // the loop deletes it
             } else {
                 end();
             }
