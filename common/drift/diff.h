@@ -15,6 +15,10 @@ struct Change {
     doc::Value current;            // the node's value; null when the node does not have it
     doc::Value proposed;           // the render's value; null when the render does not have it
     bool secret = false;           // a secret-bearing path: both values are sha256 digests
+    // A layout move (drift::layout_moves), not a difference of values: the render's document
+    // ("Kind" or "Kind/name") that holds this subtree, which the node holds, the same, in its
+    // v1alpha1 document. `current` and `proposed` then name the two layouts.
+    std::string layout;
 };
 
 // The facts that differ, in the render's key order (then the node's extra keys). Mappings are

@@ -338,6 +338,89 @@ std::set<std::string> kinds_of(const std::vector<Value>& docs) {
     return kinds;
 }
 
+// --- layout moves -------------------------------------------------------------------------------
+
+// Where a document of the layout table lives in v1alpha1 (layout_moves): its home, the one
+// subtree that names it (a named document's entry, else what it moves or is due for), and the
+// v1alpha1 paths its settings are at (what a capture sets, as the node has them).
+struct MoveHome {
+    const layout::Document* document = nullptr;
+    std::vector<std::string> home;
+    std::vector<std::vector<std::string>> paths;
+};
+
+bool under_or_at(const std::vector<std::string>& p, const std::vector<std::string>& top) {
+    return p.size() >= top.size() && std::equal(top.begin(), top.end(), p.begin());
+}
+
+std::optional<MoveHome> move_home(const std::string& kind, const std::string& name) {
+    MoveHome m;
+    for (const auto& d : layout::documents()) {
+        if (d.kind == kind) {
+            if (m.document != nullptr) {
+                return std::nullopt; // several entries (KubeEtcdEncryptionConfig): no one home
+            }
+            m.document = &d;
+        }
+    }
+    if (m.document == nullptr || m.document->fields.empty()) {
+        return std::nullopt;
+    }
+    const layout::Document& d = *m.document;
+    for (const auto& f : d.fields) {
+        if (f.v1alpha1.find("[]") != std::string_view::npos) {
+            return std::nullopt; // a document per list item: the list is the fact
+        }
+        auto raw = util::split(f.v1alpha1, '.');
+        auto at = std::find(raw.begin(), raw.end(), "{name}");
+        if (at != raw.end()) {
+            if (name.empty()) {
+                return std::nullopt;
+            }
+            auto keys = layout::keys_of(f, name);
+            m.home.assign(keys.begin(), keys.begin() + (at - raw.begin()) + 1);
+        }
+    }
+    if (m.home.empty()) {
+        std::string_view top = !d.moves.empty() ? d.moves : d.due;
+        if (top.empty()) {
+            return std::nullopt; // fields spread over v1alpha1 (KubeletConfig)
+        }
+        m.home = util::split(top, '.');
+    }
+    auto add = [&](std::vector<std::string> p) {
+        for (const auto& q : m.paths) {
+            if (under_or_at(p, q)) {
+                return;
+            }
+        }
+        m.paths.push_back(std::move(p));
+    };
+    if (!d.moves.empty()) {
+        add(util::split(d.moves, '.'));
+    }
+    for (const auto& f : d.fields) {
+        add(layout::keys_of(f, name));
+    }
+    if (!d.implies.path.empty()) {
+        add(util::split(d.implies.path, '.'));
+    }
+    return m;
+}
+
+const Value* v1alpha1_document(const std::vector<Value>& docs) {
+    for (const auto& d : docs) {
+        if (d.is_object() && !d.contains("kind")) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+
+bool path_overlaps(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    return under_or_at(a, b) || under_or_at(b, a);
+}
+
 Value& typed_of(std::map<std::string, Value>& by_kind, const layout::Document& d) {
     Value& doc = by_kind[std::string(d.kind)];
     if (doc.is_null()) {
@@ -398,10 +481,40 @@ struct Capturer {
     }
 
     void add(const Change& c) {
-        if (registry(c) || rendered_list(c) || live_list(c) || other_document(c)) {
+        if (layout_move(c) || registry(c) || rendered_list(c) || live_list(c) ||
+            other_document(c)) {
             return;
         }
         typed_or_v1alpha1(c);
+    }
+
+    // A layout move kept: the render's document deleted whole, the node's v1alpha1 values set at
+    // the paths the document holds, as the node has them (its secrets as their digests, which
+    // become credentials of the patch).
+    bool layout_move(const Change& c) {
+        if (c.layout.empty()) {
+            return false;
+        }
+        const auto slash = c.layout.find('/');
+        const std::string kind = c.layout.substr(0, slash);
+        const std::string name = slash == std::string::npos ? "" : c.layout.substr(slash + 1);
+        const Value* node = v1alpha1_document(live);
+        auto home = move_home(kind, name);
+        if (!home || node == nullptr) {
+            return true;
+        }
+        Value del = Value{{"apiVersion", "v1alpha1"}, {"kind", kind}};
+        if (!name.empty()) {
+            del["name"] = name;
+        }
+        del["$patch"] = "delete";
+        doc_deletes[kind + "/" + name] = std::move(del);
+        for (const auto& p : home->paths) {
+            if (const Value* v = find(*node, p, p.size()); v != nullptr) {
+                at(sets, p, p.size()) = kept(*v);
+            }
+        }
+        return true;
     }
 
     // A registry setting goes into its document (the layout of contracts 1.12 and later) unless
@@ -619,6 +732,63 @@ struct Capturer {
 
 } // namespace
 
+std::vector<Change> layout_moves(const std::vector<Value>& live, const std::vector<Value>& rendered,
+                                 const std::vector<Change>& changes, const Context& context) {
+    std::vector<Change> out;
+    const Value* node = v1alpha1_document(live);
+    if (node == nullptr) {
+        return out;
+    }
+    std::set<std::string> live_ids;
+    for (const auto& d : live) {
+        if (d.is_object() && d.contains("kind")) {
+            live_ids.insert(d.value("kind", "") + "/" + d.value("name", ""));
+        }
+    }
+    for (const auto& d : rendered) {
+        if (!d.is_object() || !d.contains("kind") || !d["kind"].is_string()) {
+            continue;
+        }
+        const std::string kind = d["kind"].get<std::string>();
+        const std::string name = d.value("name", "");
+        auto home = move_home(kind, name);
+        if (!home || live_ids.count(kind + "/" + name) != 0) {
+            continue;
+        }
+        std::vector<std::string> beyond{"documents", kind}; // its fields beyond the table
+        if (!name.empty()) {
+            beyond.push_back(name);
+        }
+        bool held = false;
+        bool same = true;
+        bool from_node = false; // a field the TalosMachine takes from the node (the install's)
+        for (const auto& p : home->paths) {
+            held = held || find(*node, p, p.size()) != nullptr;
+            Change probe;
+            probe.path = p;
+            probe.dotted = util::join(p, ".");
+            from_node = from_node || classify(probe, context).cls == Class::Ignored;
+        }
+        for (const auto& c : changes) {
+            same = same && !path_overlaps(c.path, home->home) && !path_overlaps(c.path, beyond);
+            for (const auto& p : home->paths) {
+                same = same && !path_overlaps(c.path, p);
+            }
+        }
+        if (!held || !same || from_node) {
+            continue;
+        }
+        Change m;
+        m.path = home->home;
+        m.dotted = util::join(home->home, ".");
+        m.current = "v1alpha1";
+        m.proposed = name.empty() ? kind : kind + " " + name;
+        m.layout = name.empty() ? kind : kind + "/" + name;
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
 Capture capture(const std::vector<Change>& changes, const Value& live_facts,
                 const Value& rendered_facts, const std::vector<Value>& rendered,
                 const std::vector<Value>& live) {
@@ -650,7 +820,11 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
     context.install_disk_rendered =
         disk != nullptr && disk->is_string() && !disk->get_ref<const std::string&>().empty();
     std::vector<Change> captured;
-    for (auto& c : diff(live_facts, rendered_facts)) {
+    std::vector<Change> changes = diff(live_facts, rendered_facts);
+    for (auto& m : layout_moves(live, rendered, changes, context)) {
+        changes.push_back(std::move(m));
+    }
+    for (auto& c : changes) {
         Verdict v = classify(c, context);
         if (v.cls == Class::Ignored) {
             continue;
@@ -678,7 +852,15 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
     if (!again) {
         a.capture_error = again.error().message;
     } else {
-        for (const auto& c : diff(live_facts, normalize(*again))) {
+        const std::vector<Change> after = diff(live_facts, normalize(*again));
+        for (const auto& m : layout_moves(live, *again, after, context)) {
+            for (const auto& cap : captured) {
+                if (!cap.layout.empty() && cap.layout == m.layout) {
+                    failed.push_back(m.dotted); // the capture did not keep the node's layout
+                }
+            }
+        }
+        for (const auto& c : after) {
             if (classify(c, context).cls == Class::Ignored) {
                 continue;
             }

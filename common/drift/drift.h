@@ -47,6 +47,18 @@ struct Analysis {
 // The render of the machine with an extra machine-layer patch appended (the capture).
 using Rerender = std::function<Result<std::vector<doc::Value>>(const std::string& patch)>;
 
+// Layout moves (docs/drift-rules.md, "Layout moves"): each document of the layout table that
+// `rendered` writes and `live` (the node's documents) does not have, while the node holds the same
+// settings in its v1alpha1 document. Only a document with one v1alpha1 home is taken: a named one
+// (RegistryMirrorConfig docker.io: machine.registries.mirrors.docker.io) or one that moves or is
+// due for one subtree (KubeAPIServerCAConfig: cluster.ca); never the install's (its fields come
+// from the node, class -). "The same": no change of `changes` (the diff of the two fact trees)
+// overlaps a path the document holds. Each move is one Change at that home, `layout` the
+// document, `current` "v1alpha1", `proposed` the document; classify() gives its class.
+std::vector<Change> layout_moves(const std::vector<doc::Value>& live,
+                                 const std::vector<doc::Value>& rendered,
+                                 const std::vector<Change>& changes, const Context& context);
+
 // `live`: the node's documents, secrets already digested (machineconfig::digest_secrets);
 // `rerender` is given the capture with its credentials' digests in place (Capture::resolved);
 // `rendered`: the render's, secrets in the clear (they never leave this function: values of
@@ -65,6 +77,8 @@ Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Val
 // certExtraSANs, ...): Talos refuses the v1alpha1 field beside such a document. Secret values are
 // never written into the text: each is a CapturedSecret, and `resolved` holds its digest where
 // the value goes (what a render that resolves it by digest applies). Empty when `changes` is.
+// A class A layout move (Change::layout) deletes the render's document and sets the node's
+// v1alpha1 values at the paths the document holds, as the node has them.
 // `live` (the node's documents, when given) adds the typed documents the node holds its facts in:
 // a fact a 1.14 document of the node holds (a SysctlConfig's params) is captured into that
 // document, even when the render has none, so that the node is given back its own layout.

@@ -28,6 +28,13 @@ constexpr std::string_view k_credential_note =
 constexpr std::string_view k_bundle_hint =
     "{path} on the node is not the secrets bundle's: check the secrets bundle of TalosCluster "
     "{cluster} (kubectl ichor trustcheck --cluster {cluster})";
+constexpr std::string_view k_layout_note =
+    "the same settings in another layout: the node holds them in its v1alpha1 document, Ichor's "
+    "render in a document; the patch deletes the render's document and keeps the node's layout";
+constexpr std::string_view k_layout_owned_hint =
+    "the same values in another layout: Ichor renders {path} from TalosCluster {cluster} (or its "
+    "secrets bundle) in a document, the node holds it in its v1alpha1 document; adopting moves "
+    "it into the document, its values unchanged";
 constexpr std::string_view k_unknown_document_hint =
     "Talos at the node's version does not load this document kind, so no patch can carry it: "
     "check the node's configuration (talosctl get machineconfig --nodes {node} -o yaml)";
@@ -276,6 +283,21 @@ const std::vector<Rule>& rules() {
 }
 
 Verdict classify(const Change& change, const Context& context) {
+    if (!change.layout.empty()) {
+        // drift::layout_moves: the values are the same; whose they are decides. Ichor's own (a
+        // rule of class B or C at the path: spec.registries' mirrors, the bundle's CAs) keep the
+        // render's layout, for consent, since a patch holding them would undo Ichor's next
+        // change of them; any other is captured in the node's layout.
+        Change values = change;
+        values.layout.clear();
+        values.current = doc::Value();
+        values.proposed = doc::Value();
+        const Class owner = classify(values, context).cls;
+        if (owner == Class::B || owner == Class::C) {
+            return {Class::B, "Layout", std::string(k_layout_owned_hint)};
+        }
+        return {Class::A, "Layout", std::string(k_layout_note)};
+    }
     if (change.secret && change.proposed.is_null() && !change.current.is_null() &&
         !matches_any_bundle_path(change.dotted)) {
         // A credential the render does not carry at all (registry auth, an OIDC client secret, a

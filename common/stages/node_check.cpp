@@ -596,6 +596,13 @@ std::string whole_document_name(const DiffDocument& d) {
     if (row != nullptr && row->fields.size() == 1 && !row->fields[0].field.empty()) {
         return v1alpha1_name(d, {std::string(row->fields[0].field)});
     }
+    if (row != nullptr && row->fields.size() == 1 && !d.name.empty() &&
+        row->fields[0].v1alpha1.find("{name}") != std::string_view::npos) {
+        // a named document that is its v1alpha1 entry (RegistryMirrorConfig docker.io:
+        // machine.registries.mirrors.docker.io)
+        std::string p(row->fields[0].v1alpha1);
+        return p.replace(p.find("{name}"), 6, d.name);
+    }
     return d.name.empty() ? d.kind : d.kind + "." + d.name;
 }
 

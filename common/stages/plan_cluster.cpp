@@ -185,7 +185,14 @@ std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterS
         p.rendered_facts = drift::normalize(*rendered);
         p.rendered = std::move(*rendered);
         p.ctx = node_context(ctx, *p.node);
-        for (auto& c : drift::diff(*p.live_facts, p.rendered_facts)) {
+        std::vector<drift::Change> changes = drift::diff(*p.live_facts, p.rendered_facts);
+        if (const Value* docs = View(*p.node->item).config(); docs != nullptr && docs->is_array()) {
+            const std::vector<Value> live(docs->begin(), docs->end());
+            for (auto& m : drift::layout_moves(live, p.rendered, changes, p.ctx)) {
+                changes.push_back(std::move(m));
+            }
+        }
+        for (auto& c : changes) {
             auto v = drift::classify(c, p.ctx);
             if (v.cls == drift::Class::A) {
                 p.class_a.push_back(std::move(c));

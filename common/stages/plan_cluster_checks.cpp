@@ -448,6 +448,30 @@ std::string kubernetes_version(const Node& cp, const std::vector<Value>& kube_no
     return k != nullptr ? text_at(*k, "status.nodeInfo.kubeletVersion") : std::string();
 }
 
+namespace {
+
+// Whether the node holds each of its mirrors as a RegistryMirrorConfig document (the layout of
+// contracts 1.12 and later, which the render writes), not in v1alpha1's machine.registries.
+bool mirrors_as_documents(const Node& n, const Value& mirrors) {
+    const Value* docs = View(*n.item).config();
+    if (docs == nullptr || !docs->is_array()) {
+        return false;
+    }
+    for (auto it = mirrors.begin(); it != mirrors.end(); ++it) {
+        bool found = false;
+        for (const auto& d : *docs) {
+            found = found || (d.is_object() && d.value("kind", "") == "RegistryMirrorConfig" &&
+                              d.value("name", "") == it.key());
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
 Value make_cluster(const std::string& name, const std::vector<Node>& nodes, const Node& cp,
                    const ClusterPlanOptions& o) {
     const View v(*cp.item);
@@ -482,13 +506,14 @@ Value make_cluster(const std::string& name, const std::vector<Node>& nodes, cons
     if (!services.empty()) {
         spec["network"]["serviceSubnets"] = services;
     }
-    // Registry mirrors that every node has alike are the cluster's; any other is class A drift
-    // of the nodes that have it.
+    // Registry mirrors that every node has alike, each as the RegistryMirrorConfig document Ichor
+    // renders it in, are the cluster's; any other is class A drift of the nodes that have it, kept
+    // in their own layout (docs/drift-rules.md, "Layout moves").
     const Value* mirrors = at(nodes.front().facts, "machine.registries.mirrors");
     bool common = mirrors != nullptr && mirrors->is_object() && !mirrors->empty();
     for (const auto& n : nodes) {
         const Value* m = at(n.facts, "machine.registries.mirrors");
-        common = common && m != nullptr && *m == *mirrors;
+        common = common && m != nullptr && *m == *mirrors && mirrors_as_documents(n, *m);
     }
     if (common) {
         spec["registries"]["mirrors"] = *mirrors;

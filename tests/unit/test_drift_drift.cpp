@@ -619,3 +619,79 @@ TEST_CASE("a v1alpha1 node that names its disk by a selector alone keeps the sel
     in.install.disk = "/dev/sda";
     CHECK(classes(analyze(machineconfig::digest_secrets(node), in)).empty());
 }
+
+namespace {
+
+// The node's documents without those of `kind`.
+std::vector<Value> without_kind(std::vector<Value> docs, const std::string& kind) {
+    docs.erase(std::remove_if(docs.begin(), docs.end(),
+                              [&](const Value& d) { return d.value("kind", "") == kind; }),
+               docs.end());
+    return docs;
+}
+
+bool has_kind(const std::vector<Value>& docs, const std::string& kind) {
+    return std::any_of(docs.begin(), docs.end(),
+                       [&](const Value& d) { return d.value("kind", "") == kind; });
+}
+
+} // namespace
+
+TEST_CASE("a setting the node holds in v1alpha1 and the render in a document keeps the node's "
+          "layout",
+          "[drift]") {
+    // The same facts in another layout are no drift, but the node's dry run would show the
+    // setting leave v1alpha1 for the rendered document: the capture deletes the render's document
+    // and sets the node's v1alpha1 values, so the node is given back its own layout.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto node = without_kind(fx.plain("cp-1.14"), "KubeNetworkConfig");
+    node[0]["cluster"]["network"] = Value{{"dnsDomain", "cluster.local"},
+                                          {"podSubnets", Value::array({"10.244.0.0/16"})},
+                                          {"serviceSubnets", Value::array({"10.96.0.0/12"})}};
+    render::Input in{&prod,  &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.14", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in);
+    CHECK(classes(a) == std::map<std::string, std::string>{{"cluster.network", "A:Layout"}});
+    CHECK(a.capture_error.empty());
+    CHECK(a.capture.find("kind: KubeNetworkConfig\n$patch: delete") != std::string::npos);
+    auto again = rerender_of(in)(a.capture);
+    REQUIRE(again.ok());
+    CHECK_FALSE(has_kind(*again, "KubeNetworkConfig"));
+    const Value* network = doc::find_path((*again)[0], "cluster.network");
+    REQUIRE(network != nullptr);
+    CHECK(*network == node[0]["cluster"]["network"]);
+    // Nothing else moved: the render with the capture holds the node's documents, in its layout.
+    CHECK(drift::layout_moves(machineconfig::digest_secrets(node), *again, {}, {}).empty());
+}
+
+TEST_CASE("Ichor's own settings in another layout are listed for consent, never captured",
+          "[drift]") {
+    // The bundle's CAs (KubeAPIServerCAConfig at 1.14) and the cluster's mirrors
+    // (RegistryMirrorConfig) held in v1alpha1: a patch holding them would undo Ichor's next change
+    // of them, so the render's layout stays, listed as class B (the node check names the same
+    // paths), and nothing is captured.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    for (auto [live, role] : {std::pair{"cp-1.14", "controlplane"}, std::pair{"w-1.14", "worker"}}) {
+        INFO(live);
+        const bool cp = std::string(role) == "controlplane";
+        auto node = without_kind(fx.plain(live), "KubeAPIServerCAConfig");
+        node[0]["cluster"]["ca"] =
+            Value{{"crt", fx.bundle.k8s.crt}, {"key", cp ? fx.bundle.k8s.key : std::string()}};
+        render::Input in{&prod,  &fx.bundle, role, "m", {"/dev/sda", "img", false},
+                         "1.14", {}};
+        auto a = analyze(machineconfig::digest_secrets(node), in);
+        CHECK(classes(a) == std::map<std::string, std::string>{{"cluster.ca", "B:Layout"}});
+        CHECK(a.capture.empty());
+    }
+    auto mirrors = fx.cluster("mirrors");
+    auto node = without_kind(fx.plain("w-1.13-mirrors"), "RegistryMirrorConfig");
+    node[0]["machine"]["registries"]["mirrors"] = mirrors.registry_mirrors;
+    render::Input in{&mirrors, &fx.bundle, "worker", "m", {"/dev/sda", "img", false}, "", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in, drift::Context{true, "cilium"});
+    CHECK(classes(a) ==
+          std::map<std::string, std::string>{{"machine.registries.mirrors.docker.io", "B:Layout"},
+                                             {"machine.registries.mirrors.ghcr.io", "B:Layout"}});
+    CHECK(a.capture.empty());
+}

@@ -172,3 +172,23 @@ TEST_CASE("docs/drift-rules.md lists the table as it is", "[drift][rules]") {
         CHECK(text->find(row) != std::string::npos);
     }
 }
+
+TEST_CASE("a layout move takes its class from whose setting it is", "[drift][rules]") {
+    // docs/drift-rules.md, "Layout moves": Ichor's own (class B or C at the path) for consent,
+    // any other captured in the node's layout; before the secret and CA rules either way
+    drift::Change c;
+    c.layout = "KubeAPIServerCAConfig";
+    c.path = {"cluster", "ca"};
+    c.dotted = "cluster.ca";
+    c.current = "v1alpha1";
+    c.proposed = "KubeAPIServerCAConfig";
+    CHECK(drift::classify(c, {}).code == "Layout");
+    CHECK(drift::classify(c, {}).cls == drift::Class::B);
+    c.dotted = "machine.registries.mirrors.docker.io";
+    CHECK(drift::classify(c, {true, "cilium"}).cls == drift::Class::B);
+    CHECK(drift::classify(c, {false, "cilium"}).cls == drift::Class::A);
+    c.dotted = "cluster.network";
+    CHECK(drift::classify(c, {}).cls == drift::Class::A);
+    c.layout.clear();
+    CHECK(drift::classify(c, {}).code == "Captured");
+}

@@ -405,3 +405,21 @@ TEST_CASE("the node's answer keeps no secret in the plan", "[node-check]") {
     CHECK(stages::dry_run_changes(diff) ==
           std::vector<std::string>{"machine.token", "KubeEtcdEncryptionConfig"});
 }
+
+TEST_CASE("dry_run_changes names a registry document added whole by its v1alpha1 entry",
+          "[node-check]") {
+    // A node that holds its mirror in v1alpha1, sent the render's RegistryMirrorConfig: the plan
+    // lists that move at machine.registries.mirrors.docker.io (class B, Layout).
+    const std::string moved = answer_with_diff(
+        "--- a\n+++ b\n@@ -30,8 +30,3 @@\n machine:\n     registries:\n-        mirrors:\n"
+        "-            docker.io:\n-                endpoints:\n"
+        "-                    - https://mirror.local:5000\n"
+        "+---\n+apiVersion: v1alpha1\n+kind: RegistryMirrorConfig\n+name: docker.io\n"
+        "+endpoints:\n+    - url: https://mirror.local:5000\n");
+    const auto changes = stages::dry_run_changes(moved);
+    // the document is named by its entry, a parent of the removed lines' path
+    CHECK(changes == std::vector<std::string>{"machine.registries.mirrors.docker.io.endpoints"});
+    for (const auto& c : changes) {
+        CHECK(stages::same_fact(c, "machine.registries.mirrors.docker.io"));
+    }
+}
