@@ -810,6 +810,26 @@ Capture capture(const std::vector<Change>& changes, const Value& live_facts,
     return out;
 }
 
+namespace {
+
+// The captured layout moves that the render with the capture (`again`, `after` its diff from the
+// node) still has: the capture did not give the node back its layout there.
+std::vector<std::string> moves_left(const std::vector<Value>& live, const std::vector<Value>& again,
+                                    const std::vector<Change>& after,
+                                    const std::vector<Change>& captured, const Context& context) {
+    std::vector<std::string> out;
+    for (const auto& m : layout_moves(live, again, after, context)) {
+        for (const auto& c : captured) {
+            if (!c.layout.empty() && c.layout == m.layout) {
+                out.push_back(m.dotted);
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
                  const Context& node_context, const Rerender& rerender) {
     Analysis a;
@@ -853,13 +873,7 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
         a.capture_error = again.error().message;
     } else {
         const std::vector<Change> after = diff(live_facts, normalize(*again));
-        for (const auto& m : layout_moves(live, *again, after, context)) {
-            for (const auto& cap : captured) {
-                if (!cap.layout.empty() && cap.layout == m.layout) {
-                    failed.push_back(m.dotted); // the capture did not keep the node's layout
-                }
-            }
-        }
+        failed = moves_left(live, *again, after, captured, context);
         for (const auto& c : after) {
             if (classify(c, context).cls == Class::Ignored) {
                 continue;

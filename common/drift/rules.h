@@ -74,9 +74,9 @@ struct Verdict {
 };
 
 // The class of one change. A layout move (Change::layout) is class A, Layout, before anything
-// else: its values are the same on both sides. A secret change is class C (SecretDiffers) before any rule: a secret
-// is either the bundle's or not the cluster's, and a digest cannot be captured. A document kind
-// (documents.<Kind>...) that Talos does not load at context.talos_minor is class C
+// else: its values are the same on both sides. A secret change is class C (SecretDiffers) before
+// any rule: a secret is either the bundle's or not the cluster's, and a digest cannot be captured.
+// A document kind (documents.<Kind>...) that Talos does not load at context.talos_minor is class C
 // (UnknownDocument), as is one this suite does not know at all.
 Verdict classify(const Change& change, const Context& context);
 

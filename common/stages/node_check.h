@@ -82,8 +82,9 @@ Outcome with_node_check(Outcome planned, const Outcome& checked);
 // partial: it is a suffix of the full path. A line of a typed document whose `kind:` the hunk shows
 // is named by the v1alpha1 path the layout table gives its field ("Kind.path" where the table has
 // none), and a document added or removed whole by one name: the v1alpha1 subtree it holds
-// (DiscoveryServiceConfig: cluster.discovery), else its kind. Empty for "No changes." or an answer
-// without a diff.
+// (DiscoveryServiceConfig: cluster.discovery), or the v1alpha1 entry a named document is
+// (RegistryMirrorConfig docker.io: machine.registries.mirrors.docker.io), else its kind. Empty
+// for "No changes." or an answer without a diff.
 std::vector<std::string> dry_run_changes(std::string_view mode_details);
 
 // The answer with every secret value in its diff replaced by "sha256:<hex>" of the value (a line

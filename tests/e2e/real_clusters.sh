@@ -94,6 +94,14 @@ adopt_real real-legacy birch "" --cni-unmanaged
 expect_contains "birch: the VIP is each control plane's own (machine layer)" "$(patch_text real-legacy-plan birch-cp-2-adopted)" "10.26.1.10"
 expect_contains "birch: the etcd metrics listener in the control planes' patch" "$(patch_text real-legacy-plan birch-controlplanes-adopted)" "listen-metrics-urls"
 expect_contains "birch: the time servers in the cluster patch" "$(patch_text real-legacy-plan birch-adopted)" "0.de.pool.ntp.org"
+# the mirror every node holds in v1alpha1 stays there (docs/drift-rules.md, "Layout moves"): not
+# the TalosCluster's spec.registries, whose render writes RegistryMirrorConfig documents, but
+# captured in the cluster patch where the nodes hold it
+expect_eq "birch: the TalosCluster takes no registries from v1alpha1 mirrors" \
+  "$(out real-legacy-plan | jq -c '[.items[] | select(.kind == "TalosCluster") | .spec.registries]')" "[null]"
+expect_contains "birch: the mirror in the cluster patch" "$(patch_text real-legacy-plan birch-adopted)" "mirror.lab.example:5000"
+expect_eq "birch: in v1alpha1, no RegistryMirrorConfig in any patch" \
+  "$(for p in birch-adopted birch-controlplanes-adopted birch-workers-adopted; do patch_text real-legacy-plan $p; echo ---; done | docs_of RegistryMirrorConfig)" ""
 expect_golden_plan "real-legacy: the plan is the golden one" real-legacy-plan real-legacy.json
 
 # --- cedar: Talos 1.13, the network and volume documents, Cilium by Helm taken over ------------
@@ -134,6 +142,15 @@ expect_eq "larch: the encryption key is a credential of the control planes' patc
   "config.resources.0.providers.0.secretbox.keys.0.secret"
 expect_eq "larch: the credentials Secret of the control planes' patch is planned" \
   "$(out real-docs14-plan | jq -r '[.items[] | select(.kind == "Secret" and .metadata.name == "larch-controlplanes-adopted-credentials")] | length')" 1
+# the control planes hold the bundle's Kubernetes CA in v1alpha1's cluster.ca, the render at 1.14
+# in KubeAPIServerCAConfig: a layout move of Ichor's own value, listed for consent (class B) and
+# never captured, so the node check names it and no NodeCheckMismatch is left
+expect_eq "larch: the CA's layout move is class B on each control plane" \
+  "$(out real-docs14-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "Layout") | "\(.field.path)=\(.tags["ichor.maesh.dev/class"])"] | unique | join(" ")')" "cluster.ca=B"
+expect_eq "larch: three control planes list it" \
+  "$(out real-docs14-plan | jq -r '[.results[] | select(.tags["ichor.maesh.dev/code"] == "Layout") | .tags["ichor.maesh.dev/node"]] | unique | length')" 3
+expect_not_contains "larch: no patch carries the CA" \
+  "$(out real-docs14-plan | jq -r '.items[] | select(.kind == "TalosConfigPatch") | .spec.patch')" "KubeAPIServerCAConfig"
 expect_golden_plan "real-docs14: the plan is the golden one" real-docs14-plan real-docs14.json
 W2=$(node_addr larch-w-2)
 run add-plan "$A" --cluster larch --add-machine "$W2" --talosconfig "$TC" --plan -o json

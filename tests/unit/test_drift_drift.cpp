@@ -673,14 +673,14 @@ TEST_CASE("Ichor's own settings in another layout are listed for consent, never 
     // paths), and nothing is captured.
     Fixture fx;
     auto prod = fx.cluster("prod");
-    for (auto [live, role] : {std::pair{"cp-1.14", "controlplane"}, std::pair{"w-1.14", "worker"}}) {
+    for (auto [live, role] :
+         {std::pair{"cp-1.14", "controlplane"}, std::pair{"w-1.14", "worker"}}) {
         INFO(live);
         const bool cp = std::string(role) == "controlplane";
         auto node = without_kind(fx.plain(live), "KubeAPIServerCAConfig");
         node[0]["cluster"]["ca"] =
             Value{{"crt", fx.bundle.k8s.crt}, {"key", cp ? fx.bundle.k8s.key : std::string()}};
-        render::Input in{&prod,  &fx.bundle, role, "m", {"/dev/sda", "img", false},
-                         "1.14", {}};
+        render::Input in{&prod, &fx.bundle, role, "m", {"/dev/sda", "img", false}, "1.14", {}};
         auto a = analyze(machineconfig::digest_secrets(node), in);
         CHECK(classes(a) == std::map<std::string, std::string>{{"cluster.ca", "B:Layout"}});
         CHECK(a.capture.empty());
