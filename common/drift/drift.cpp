@@ -661,9 +661,12 @@ struct Capturer {
                 at(typed_of(typed_deletes, *home->document), home->keys, home->keys.size()) =
                     delete_marker();
             }
+            // a CEL match is the same text in the document (encode writes none: v1alpha1 has
+            // no such field, so only a node's own selector is captured there)
+            const bool as_is = !home->whole || home->field->codec == layout::Codec::Cel;
             if (!value.is_null()) {
                 at(typed_of(typed_sets, *home->document), home->keys, home->keys.size()) =
-                    home->whole ? layout::encode(home->field->codec, value) : value;
+                    as_is ? value : layout::encode(home->field->codec, value);
             }
             return;
         }

@@ -45,12 +45,23 @@ const std::vector<Rule> k_rules = {
     {"machine.install.extraKernelArgs", When::Always, Class::A, "InstallExtraKernelArgs", {}},
     {"machine.install.extensions", When::Always, Class::A, "InstallExtensions", {}},
     {"machine.install.disk", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.diskSelector.match", When::NoInstallDisk, Class::A, "InstallDiskSelector",
+     "the TalosMachine has no install disk: the node's own CEL disk selector is kept in its "
+     "UnattendedInstallConfig, as Talos needs one"},
     {"machine.install.diskSelector.match", When::Always, Class::Ignored, "InstallFromNode", {}},
     {"machine.install.diskSelector", When::NoInstallDisk, Class::A, "InstallDiskSelector",
      "the TalosMachine has no install disk: the node's own disk selector is kept in its patch, "
      "as Talos needs one of them"},
     {"machine.install.diskSelector", When::Always, Class::Ignored, "InstallFromNode", {}},
+    // At 1.14 a render without a disk writes no UnattendedInstallConfig: the rest of the
+    // node's install document goes with its selector.
+    {"machine.install.image", When::NoInstallDocument, Class::A, "InstallDiskSelector",
+     "the TalosMachine has no install disk: the node's install document is kept in its patch "
+     "with its disk selector"},
     {"machine.install.image", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.wipe", When::NoInstallDocument, Class::A, "InstallDiskSelector",
+     "the TalosMachine has no install disk: the node's install document is kept in its patch "
+     "with its disk selector"},
     {"machine.install.wipe", When::Always, Class::Ignored, "InstallFromNode", {}},
     {"machine.install.grubUseUKICmdline", When::Always, Class::A, "ContractDefault",
      k_contract_note},
@@ -258,6 +269,8 @@ bool holds(When w, const Context& c, const Change& change) {
         return c.cni_preset == "cilium" && names_any(change.current, c.cilium_manifests);
     case When::NoInstallDisk:
         return !c.install_disk_rendered;
+    case When::NoInstallDocument:
+        return !c.install_disk_rendered && change.proposed.is_null();
     }
     return false;
 }

@@ -38,6 +38,9 @@ enum class When {
     // Talos refuses an install with neither (machinery v1alpha1_validation.go), so the node's
     // selector is carried.
     NoInstallDisk,
+    // NoInstallDisk, and the render does not set the field at all: at 1.14 a render without a
+    // disk writes no UnattendedInstallConfig, so the node's install document is carried whole.
+    NoInstallDocument,
 };
 
 struct Rule {

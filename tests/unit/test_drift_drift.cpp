@@ -695,3 +695,41 @@ TEST_CASE("Ichor's own settings in another layout are listed for consent, never 
                                              {"machine.registries.mirrors.ghcr.io", "B:Layout"}});
     CHECK(a.capture.empty());
 }
+
+TEST_CASE("a 1.14 node that selects its disk by a CEL match keeps its selector", "[drift]") {
+    // A match that is not a device path gives the TalosMachine no disk, and the render no
+    // UnattendedInstallConfig: the node's selector is captured into that document (Talos needs
+    // one to install); beside a disk it stays the node's, never drift
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto node = fx.plain("w-1.14");
+    bool set = false;
+    for (auto& d : node) {
+        if (d.value("kind", "") == "UnattendedInstallConfig") {
+            d["provisioning"]["diskSelector"]["match"] = "disk.transport == \"nvme\"";
+            set = true;
+        }
+    }
+    REQUIRE(set);
+    render::Input in{&prod, &fx.bundle, "worker", "prod-w-1", {"", "img", false}, "1.14", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in);
+    CHECK(classes(a) == std::map<std::string, std::string>{
+                            {"machine.install.diskSelector.match", "A:InstallDiskSelector"},
+                            {"machine.install.image", "A:InstallDiskSelector"},
+                            {"machine.install.wipe", "A:InstallDiskSelector"}});
+    CHECK(a.capture_error.empty());
+    CHECK(a.capture.find("kind: UnattendedInstallConfig") != std::string::npos);
+    CHECK(a.capture.find("ghcr.io/siderolabs/installer:v1.14.0") != std::string::npos);
+    auto again = rerender_of(in)(a.capture);
+    REQUIRE(again.ok());
+    const Value* match = nullptr;
+    for (const auto& d : *again) {
+        if (d.value("kind", "") == "UnattendedInstallConfig") {
+            match = doc::find_path(d, "provisioning.diskSelector.match");
+        }
+    }
+    REQUIRE(match != nullptr);
+    CHECK(*match == "disk.transport == \"nvme\"");
+    in.install.disk = "/dev/sda";
+    CHECK(classes(analyze(machineconfig::digest_secrets(node), in)).empty());
+}

@@ -161,6 +161,8 @@ TEST_CASE("docs/drift-rules.md lists the table as it is", "[drift][rules]") {
             return "preset cilium, spec.cni.cilium.inlineManifests beside others";
         case drift::When::NoInstallDisk:
             return "the render has no install disk";
+        case drift::When::NoInstallDocument:
+            return "the render has no install disk and does not set it";
         }
         return {};
     };
