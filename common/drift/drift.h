@@ -47,6 +47,10 @@ struct Analysis {
 // The render of the machine with an extra machine-layer patch appended (the capture).
 using Rerender = std::function<Result<std::vector<doc::Value>>(const std::string& patch)>;
 
+// Whether normalized rendered facts hold an install disk (Context::install_disk_rendered): every
+// classification of a render's changes sets it from that render.
+bool renders_install_disk(const doc::Value& rendered_facts);
+
 // `live`: the node's documents, secrets already digested (machineconfig::digest_secrets);
 // `rerender` is given the capture with its credentials' digests in place (Capture::resolved);
 // `rendered`: the render's, secrets in the clear (they never leave this function: values of
