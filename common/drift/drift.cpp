@@ -833,15 +833,18 @@ std::vector<std::string> moves_left(const std::vector<Value>& live, const std::v
 
 } // namespace
 
+bool renders_install_disk(const Value& rendered_facts) {
+    const Value* disk = doc::find_path(rendered_facts, "machine.install.disk");
+    return disk != nullptr && disk->is_string() && !disk->get_ref<const std::string&>().empty();
+}
+
 Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
                  const Context& node_context, const Rerender& rerender) {
     Analysis a;
     const Value live_facts = normalize(live);
     const Value rendered_facts = normalize(rendered);
     Context context = node_context;
-    const Value* disk = doc::find_path(rendered_facts, "machine.install.disk");
-    context.install_disk_rendered =
-        disk != nullptr && disk->is_string() && !disk->get_ref<const std::string&>().empty();
+    context.install_disk_rendered = renders_install_disk(rendered_facts);
     std::vector<Change> captured;
     std::vector<Change> changes = diff(live_facts, rendered_facts);
     for (auto& m : layout_moves(live, rendered, changes, context)) {

@@ -58,6 +58,9 @@ using Rerender = std::function<Result<std::vector<doc::Value>>(const std::string
 std::vector<Change> layout_moves(const std::vector<doc::Value>& live,
                                  const std::vector<doc::Value>& rendered,
                                  const std::vector<Change>& changes, const Context& context);
+// Whether normalized rendered facts hold an install disk (Context::install_disk_rendered): every
+// classification of a render's changes sets it from that render.
+bool renders_install_disk(const doc::Value& rendered_facts);
 
 // `live`: the node's documents, secrets already digested (machineconfig::digest_secrets);
 // `rerender` is given the capture with its credentials' digests in place (Capture::resolved);

@@ -51,7 +51,7 @@ Result<Config> parse(std::string_view text, std::string_view source) {
 }
 
 bool is_secret_key(std::string_view key) {
-    static constexpr std::array<std::string_view, 14> k_keys = {
+    static constexpr std::array<std::string_view, 15> k_keys = {
         "key",
         "token",
         "secret",
@@ -66,6 +66,7 @@ bool is_secret_key(std::string_view key) {
         "aescbcEncryptionSecret",
         "privateKeyData",
         "presharedKey",
+        "apiToken", // a VIP's cloud API (vip.hcloud, vip.equinixMetal)
     };
     for (auto k : k_keys) {
         if (key == k) {

@@ -485,7 +485,11 @@ std::string unquote(std::string key) {
 template <class Each> void walk_diff(std::string_view details, Each&& each) {
     const std::string_view lead = "Config diff:\n\n";
     const auto start = details.find(lead);
-    std::vector<DiffLine> parents;
+    // A line's parents are on its own side of the diff: an added line's among the lines the
+    // configuration after the change keeps (context and added), a removed line's among those
+    // before it (context and removed); a context line is on both.
+    std::vector<DiffLine> before;
+    std::vector<DiffLine> after;
     bool in_diff = false;
     bool in_hunk = false;
     std::size_t offset = 0;
@@ -496,14 +500,16 @@ template <class Each> void walk_diff(std::string_view details, Each&& each) {
         offset += line.size() + 1;
         in_diff = in_diff || diff_started;
         if (in_diff && line.starts_with("@@")) {
-            parents.clear();
+            before.clear();
+            after.clear();
             in_hunk = true;
         } else if (in_hunk && !line.empty() &&
                    (line[0] == ' ' || line[0] == '+' || line[0] == '-')) {
             std::string_view body = std::string_view(line).substr(1);
             const std::size_t indent = body.find_first_not_of(' ');
             if (body == "---") {
-                parents.clear(); // the next document
+                before.clear(); // the next document
+                after.clear();
             } else if (indent != std::string_view::npos) {
                 d.tag = line[0];
                 d.indent = indent;
@@ -516,10 +522,20 @@ template <class Each> void walk_diff(std::string_view details, Each&& each) {
                 if (colon != std::string_view::npos) {
                     d.key = unquote(std::string(rest.substr(0, colon)));
                 }
-                while (!parents.empty() && parents.back().indent >= indent) {
-                    parents.pop_back();
+                const bool on_before = line[0] != '+';
+                const bool on_after = line[0] != '-';
+                auto close = [indent](std::vector<DiffLine>& side) {
+                    while (!side.empty() && side.back().indent >= indent) {
+                        side.pop_back();
+                    }
+                };
+                if (on_before) {
+                    close(before);
                 }
-                for (const auto& p : parents) {
+                if (on_after) {
+                    close(after);
+                }
+                for (const auto& p : on_after ? after : before) {
                     d.path.push_back(p.key);
                     d.under_secret = d.under_secret || p.under_secret || p.secret_key;
                 }
@@ -527,7 +543,12 @@ template <class Each> void walk_diff(std::string_view details, Each&& each) {
                     d.path.push_back(d.key);
                     // a secret's value, or any `config` (KubeEtcdEncryptionConfig's is one whole)
                     d.secret_key = machineconfig::is_secret_key(d.key) || d.key == "config";
-                    parents.push_back(d);
+                    if (on_before) {
+                        before.push_back(d);
+                    }
+                    if (on_after) {
+                        after.push_back(d);
+                    }
                 }
             }
         }

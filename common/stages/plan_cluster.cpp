@@ -185,6 +185,9 @@ std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterS
         p.rendered_facts = drift::normalize(*rendered);
         p.rendered = std::move(*rendered);
         p.ctx = node_context(ctx, *p.node);
+        // as drift::analyze does: a node's diskSelector is class A only where the render has no
+        // disk, and the layering and its verify must classify it as the machine's plan did
+        p.ctx.install_disk_rendered = drift::renders_install_disk(p.rendered_facts);
         std::vector<drift::Change> changes = drift::diff(*p.live_facts, p.rendered_facts);
         if (const Value* docs = View(*p.node->item).config(); docs != nullptr && docs->is_array()) {
             const std::vector<Value> live(docs->begin(), docs->end());

@@ -179,6 +179,20 @@ TEST_CASE("an EncryptionConfiguration keeps its form, its keys' secrets digested
     CHECK(digested["config"] == util::sha256_digest(text["config"].get<std::string>()));
 }
 
+TEST_CASE("a VIP's cloud API token is a secret, digested", "[machineconfig]") {
+    // issue 26's field trial (hcloud-talos/terraform-hcloud-talos): the Hetzner Cloud token of a
+    // control plane's VIP (v1alpha1 vip.hcloud.apiToken; vip.equinixMetal.apiToken likewise) was
+    // printed by the plan and written into a patch's text
+    auto d = doc::parse_one(R"({"machine":{"network":{"interfaces":[{"interface":"eth1",
+        "vip":{"ip":"10.0.64.100","hcloud":{"apiToken":"aGNsb3VkLXRva2Vu"}}}]}}})",
+                            "doc");
+    REQUIRE(d.ok());
+    Value out = machineconfig::digest_secrets(*d);
+    const Value& vip = out["machine"]["network"]["interfaces"][0]["vip"];
+    CHECK(vip["hcloud"]["apiToken"] == util::sha256_digest("aGNsb3VkLXRva2Vu"));
+    CHECK(vip["ip"] == "10.0.64.100");
+}
+
 TEST_CASE("sha256_digest is SHA-256 in hex, the same on every call", "[machineconfig]") {
     // FIPS 180-2's test vectors: the implementation is fetched once and reused.
     for (int i = 0; i < 2; ++i) {

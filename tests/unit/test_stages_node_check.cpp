@@ -351,6 +351,21 @@ TEST_CASE("dry_run_changes reads the paths of machined's diff", "[node-check]") 
                                    "value", "HostnameConfig"});
 }
 
+TEST_CASE("dry_run_changes finds an added line's parent among the lines the new side keeps",
+          "[node-check]") {
+    // issue 26's field trial (a worker given the control planes' images by its owner): the render
+    // removes cluster.scheduler and adds proxy's `disabled` right after that removed key; in the
+    // configuration after the change `disabled` is under proxy, never under the removed scheduler
+    const std::string diff = answer_with_diff(
+        "--- a\n+++ b\n@@ -1,6 +1,4 @@\n cluster:\n     proxy:\n"
+        "-        image: registry.k8s.io/kube-proxy:v1.36.3\n-    scheduler:\n"
+        "-        image: registry.k8s.io/kube-scheduler:v1.36.3\n+        disabled: true\n"
+        "     discovery:\n         enabled: true\n");
+    CHECK(stages::dry_run_changes(diff) == std::vector<std::string>{"cluster.proxy.image",
+                                                                    "cluster.scheduler.image",
+                                                                    "cluster.proxy.disabled"});
+}
+
 TEST_CASE("dry_run_changes names a typed document's lines by their v1alpha1 homes",
           "[node-check]") {
     // Talos 1.14 adds the discovery document whole: one fact, the subtree it moves.

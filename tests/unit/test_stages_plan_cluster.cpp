@@ -528,6 +528,53 @@ TEST_CASE("a TalosCluster this plan wrote is a rerun, not a refusal", "[plan][cl
     CHECK_FALSE(c.list.has_errors());
 }
 
+TEST_CASE("a v1alpha1 install disk selector on nodes without a disk is in the layered patches, "
+          "and the machines planned again with them are their nodes",
+          "[plan][cluster]") {
+    // issue 26's field trial: workers that name their install disk by a selector alone (talhelper's
+    // installDiskSelector); the plan said "captured", no patch held it, and the adoption's live
+    // zero-drift check kept every such machine held
+    Cluster c;
+    for (std::size_t i : {1, 2}) {
+        for (auto& d : c.list.items[i]["status"]["config"]) {
+            if (!d.contains("kind")) {
+                d["machine"]["install"].erase("disk");
+            }
+        }
+        c.set(i, {"machine", "install", "diskSelector"}, Value{{"model", "QEMU HARDDISK"}});
+        Value& facts = c.list.items[i]["status"]["facts"]["install"];
+        facts["disk"] = "";
+        facts["diskSelector"] = Value{{"model", "QEMU HARDDISK"}}.dump();
+    }
+    auto out = c.run();
+    REQUIRE_FALSE(out.error);
+    CHECK(out.done == 3);
+    CHECK_FALSE(c.has_code("LayersDidNotVerify"));
+    std::vector<Value> patches;
+    bool held = false;
+    for (const auto* p : c.of_kind("TalosConfigPatch")) {
+        patches.push_back(*p);
+        held = held || doc::get_string(*p, "spec.patch").find("QEMU HARDDISK") != std::string::npos;
+    }
+    CHECK(held);
+
+    // what the adoption's live zero-drift check does: each node planned again with the patches
+    doc::ResourceList again;
+    for (const auto& i : c.list.items) {
+        if (i.value("kind", "") == "Inspection") {
+            again.items.push_back(i);
+        }
+    }
+    Value tc = *c.of_kind("TalosCluster")[0];
+    auto replanned =
+        stages::plan(again, {"lab-u", "ichor-system", true, &tc, &c.fx.bundle, patches, {}});
+    REQUIRE_FALSE(replanned.error);
+    CHECK(replanned.done == 3);
+    for (const auto& i : again.items) {
+        CHECK(i.value("kind", "") != "TalosConfigPatch"); // nothing left to capture
+    }
+}
+
 TEST_CASE("settings Ichor does not own are captured on every node, inline manifests too",
           "[plan][cluster]") {
     Cluster c;
