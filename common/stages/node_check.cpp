@@ -629,6 +629,21 @@ std::string whole_document_name(const DiffDocument& d) {
 
 } // namespace
 
+namespace {
+
+// A line that gives its key an empty mapping, an empty list or null (`kernel: {}`): the drift
+// drops those (docs/drift-rules.md, "Normalization"), so adding or removing one changes nothing.
+bool empty_value(std::string_view rest) {
+    const auto colon = rest.find(": ");
+    if (colon == std::string_view::npos || rest.starts_with("- ")) {
+        return false;
+    }
+    const std::string_view value = util::trim(rest.substr(colon + 2));
+    return value == "{}" || value == "[]" || value == "null" || value == "~";
+}
+
+} // namespace
+
 std::vector<std::string> dry_run_changes(std::string_view details) {
     std::vector<DiffDocument> documents(1);
     walk_diff(details, [&](const DiffLine& d, const std::string& line) {
@@ -647,7 +662,7 @@ std::vector<std::string> dry_run_changes(std::string_view details) {
             (d.key == "kind" ? doc.kind : doc.name) = unquote(value);
             doc.whole = doc.whole || (d.key == "kind" && d.tag != ' ');
         }
-        if (d.tag == '+' || d.tag == '-') {
+        if ((d.tag == '+' || d.tag == '-') && !empty_value(body.substr(d.indent))) {
             doc.changed.push_back(d.path);
         }
     });

@@ -366,6 +366,18 @@ TEST_CASE("dry_run_changes finds an added line's parent among the lines the new 
                                                                     "cluster.proxy.disabled"});
 }
 
+TEST_CASE("dry_run_changes: an empty mapping, list or null added or removed is no change",
+          "[node-check]") {
+    // issue 26's field trial (Terraform's `kernel: {modules: null}` leaves `kernel: {}` on the
+    // node): the drift drops empty values, so the render's lack of them is not a change either
+    const std::string diff = answer_with_diff(
+        "--- a\n+++ b\n@@ -1,8 +1,6 @@\n machine:\n-    kernel: {}\n-    sysfs: null\n"
+        "     network:\n-        interfaces: []\n+        hostname: w-1\n     sysctls:\n"
+        "-        vm.max_map_count: \"262144\"\n");
+    CHECK(stages::dry_run_changes(diff) ==
+          std::vector<std::string>{"machine.network.hostname", "machine.sysctls.vm.max_map_count"});
+}
+
 TEST_CASE("dry_run_changes names a typed document's lines by their v1alpha1 homes",
           "[node-check]") {
     // Talos 1.14 adds the discovery document whole: one fact, the subtree it moves.
