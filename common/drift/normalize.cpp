@@ -160,7 +160,9 @@ void canonical_discovery(Value& f, bool kubernetes_on) {
     bool svc_disabled = svc != nullptr && svc->value("disabled", false);
     if (svc_disabled) {
         out["registries"]["service"]["disabled"] = true;
-    } else if (enabled) {
+    } else {
+        // the service's endpoint, with Talos's default, also where discovery is off: turning
+        // discovery on changes `enabled` alone when neither side writes an endpoint
         const Value* ep = svc != nullptr ? get(*svc, "endpoint") : nullptr;
         out["registries"]["service"]["endpoint"] =
             ep != nullptr ? *ep

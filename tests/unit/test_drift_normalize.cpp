@@ -1,4 +1,5 @@
 #include "common/drift/normalize.h"
+#include "common/drift/drift.h"
 #include "common/util/strings.h"
 
 #include <catch2/catch.hpp>
@@ -113,6 +114,22 @@ TEST_CASE("the Kubernetes discovery registry is a fact only where it is on", "[d
     auto off =
         drift::normalize(docs("version: v1alpha1\ncluster:\n  discovery: {enabled: false}\n"));
     CHECK(doc::find_path(off, path) == nullptr);
+}
+
+TEST_CASE("discovery off carries the service's endpoint too", "[drift][normalize]") {
+    // issue 26's field trial (cozystack: discovery off, no endpoint written): turning discovery on
+    // changes `enabled` alone, as the node's own dry run says; the endpoint is Talos's default on
+    // both sides, not a second change
+    auto off =
+        drift::normalize(docs("version: v1alpha1\ncluster:\n  discovery: {enabled: false}\n"));
+    auto on = drift::normalize(docs("version: v1alpha1\ncluster:\n  discovery: {enabled: true, "
+                                    "registries: {kubernetes: {disabled: true}}}\n"));
+    const char* path = "cluster.discovery.registries.service.endpoint";
+    REQUIRE(doc::find_path(off, path) != nullptr);
+    CHECK(*doc::find_path(off, path) == *doc::find_path(on, path));
+    auto diff = drift::diff(off, on);
+    REQUIRE(diff.size() == 1);
+    CHECK(diff[0].dotted == "cluster.discovery.enabled");
 }
 
 TEST_CASE("a service registry's disabled: false written out is a fact", "[drift][normalize]") {
