@@ -2,6 +2,7 @@
 
 #include "common/cli/errors.h"
 #include "common/doc/jq.h"
+#include "common/doc/json_stream.h"
 #include "common/util/files.h"
 
 #include <algorithm>
@@ -135,7 +136,7 @@ Status write_envelope(Streams& s, const OutputOptions& o, const doc::Value& enve
         }
         s.out << doc::format_jq_outputs(*outs);
     } else if (o.format == "json") {
-        s.out << doc::to_json(envelope);
+        doc::write_json(s.out, envelope);
     } else {
         s.out << doc::to_yaml(envelope);
     }

@@ -1,3 +1,4 @@
+#include "common/doc/json_stream.h"
 #include "common/doc/value.h"
 #include "common/doc/vocabulary.h"
 #include "common/doc/yaml_block.h"
@@ -801,7 +802,12 @@ void append_json_string(std::string& out, const std::string& s) {
 // the two to each other), appending to one string: nlohmann's serializer checks every byte of
 // every string for UTF-8 through its decoder, which over an inspection of 256 nodes was most of
 // the JSON output's time (bench/HISTORY.md, "to_json").
-void append_json(std::string& out, const Value& v, int indent) {
+// With `flush_to`, the text written so far goes there whenever it passes k_json_flush_bytes,
+// between two elements of a mapping or a list: the same bytes in the same order, never the whole
+// document in memory at once.
+constexpr std::size_t k_json_flush_bytes = 64 * 1024;
+
+void append_json(std::string& out, const Value& v, int indent, std::ostream* flush_to = nullptr) {
     const bool object = v.is_object();
     if (object || v.is_array()) {
         if (v.empty()) {
@@ -818,7 +824,11 @@ void append_json(std::string& out, const Value& v, int indent) {
                 append_json_string(out, it.key());
                 out += ": ";
             }
-            append_json(out, it.value(), indent + 2);
+            append_json(out, it.value(), indent + 2, flush_to);
+            if (flush_to != nullptr && out.size() >= k_json_flush_bytes) {
+                flush_to->write(out.data(), static_cast<std::streamsize>(out.size()));
+                out.clear();
+            }
         }
         out += '\n';
         out.append(static_cast<std::size_t>(indent), ' ');
@@ -848,6 +858,14 @@ std::string to_json(const Value& v) {
     append_json(out, v, 0);
     out += '\n';
     return out;
+}
+
+void write_json(std::ostream& os, const Value& v) {
+    std::string out;
+    out.reserve(2 * k_json_flush_bytes);
+    append_json(out, v, 0, &os);
+    out += '\n';
+    os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 const Value* find_path(const Value& v, std::string_view dotted) {

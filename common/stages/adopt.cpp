@@ -10,6 +10,7 @@
 #include "common/stages/lookup.h"
 #include "common/stages/plan.h"
 #include "common/stages/trust.h"
+#include "common/util/platform.h"
 #include "common/util/strings.h"
 
 #include <tuple>
@@ -222,6 +223,51 @@ Outcome checked_on_nodes(Outcome planned, doc::ResourceList& list, const AdoptOp
     return planned;
 }
 
+// The cluster's plan over the list that inspect and trustcheck made (plan_cluster): what it reads
+// of the cluster's Kubernetes API and of Talos discovery lives only while it plans, so none of it
+// is held through the node check.
+Outcome plan_over_cluster(const ClusterToAdopt& in, const AdoptWorld& w, Whole& whole,
+                          const Value* cp, const std::string& name,
+                          const std::string& bundle_source, doc::ResourceList& list) {
+    const std::string& ns = w.objects->ns();
+    ClusterPlanOptions po;
+    po.cluster = in.cluster;
+    po.ns = ns;
+    po.bundle = &whole.bundle;
+    po.bundle_source = bundle_source;
+    auto objects = w.cluster->cni_objects();
+    if (!objects) {
+        return failed(objects.error());
+    }
+    po.cni = decide_cni(*objects, control_planes(list), in.cni, in.accept_cilium_diff);
+    whole.cni_install = po.cni.no_cni && po.cni.refusal.empty();
+    // Only what the plan reads of each Node, and the rest of the CNI's objects let go: 256 Nodes
+    // were 4 MB of the plan's peak (bench/HISTORY.md, "the plan's peak").
+    for (auto& n : objects->nodes) {
+        po.kube_nodes.push_back(plan_node_fields(n));
+    }
+    *objects = cni::ClusterObjects{};
+    std::tie(po.ichor_api_served, po.ichor_api_missing) = w.cluster->ichor_api();
+    Value existing;
+    if (po.ichor_api_served) {
+        auto c = w.objects->get("talosclusters", ns, name);
+        if (c) {
+            existing = *c;
+            po.existing_cluster = &existing;
+        } else if (c.error().code != kube::reason::k_not_found) {
+            return failed(c.error().wrap("reading TalosCluster " + name));
+        }
+    }
+    if (cp != nullptr && discovery_enabled(*cp)) {
+        auto m = w.nodes->members(*cp);
+        if (!m) {
+            return failed(m.error().wrap("reading Talos discovery's members"));
+        }
+        po.members = std::move(*m);
+    }
+    return plan_cluster(list, po);
+}
+
 Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, const AdoptWorld& w,
                            Whole& whole, doc::ResourceList& list) {
     const std::string& ns = w.objects->ns();
@@ -229,6 +275,10 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
     w.report->status("reading " + std::to_string(io.addresses.size()) + " node(s)");
     w.nodes->inspect(list, io);
     w.report->end_status();
+    // The inspection's connections and replies are gone; their pages, scattered through the loop
+    // threads' arenas, would otherwise stay resident under the plan's peak (bench/HISTORY.md,
+    // "the plan's peak").
+    util::platform::release_free_memory();
     if (auto st = keep_stage(o.keep_stages, "1-inspect.yaml", list); !st) {
         return failed(st.error());
     }
@@ -248,38 +298,7 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
     if (auto st = keep_stage(o.keep_stages, "2-trustcheck.yaml", list); !st) {
         return failed(st.error());
     }
-
-    ClusterPlanOptions po;
-    po.cluster = in.cluster;
-    po.ns = ns;
-    po.bundle = &whole.bundle;
-    po.bundle_source = *bundle_source;
-    auto objects = w.cluster->cni_objects();
-    if (!objects) {
-        return failed(objects.error());
-    }
-    po.cni = decide_cni(*objects, control_planes(list), in.cni, in.accept_cilium_diff);
-    whole.cni_install = po.cni.no_cni && po.cni.refusal.empty();
-    po.kube_nodes = std::move(objects->nodes); // not read again: 1,000 Nodes are tens of MB
-    std::tie(po.ichor_api_served, po.ichor_api_missing) = w.cluster->ichor_api();
-    Value existing;
-    if (po.ichor_api_served) {
-        auto c = w.objects->get("talosclusters", ns, name);
-        if (c) {
-            existing = *c;
-            po.existing_cluster = &existing;
-        } else if (c.error().code != kube::reason::k_not_found) {
-            return failed(c.error().wrap("reading TalosCluster " + name));
-        }
-    }
-    if (cp != nullptr && discovery_enabled(*cp)) {
-        auto m = w.nodes->members(*cp);
-        if (!m) {
-            return failed(m.error().wrap("reading Talos discovery's members"));
-        }
-        po.members = std::move(*m);
-    }
-    Outcome planned = plan_cluster(list, po);
+    Outcome planned = plan_over_cluster(in, w, whole, cp, name, *bundle_source, list);
     if (planned.error) {
         return planned;
     }

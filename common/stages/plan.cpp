@@ -781,20 +781,22 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
         s.blocked += n.outcome == "blocked";
         s.refused += n.outcome == "refused";
         s.skipped += n.outcome == "skipped";
-        for (auto& [sev, r] : n.results) {
-            list.add_result(sev, r["message"].get<std::string>(), r["code"].get<std::string>(),
-                            n.inspection, r["tags"]);
+        for (auto& [sev, r] : n.results) { // moved: the node's own are not read again
+            list.add_result(sev, std::move(r["message"].get_ref<std::string&>()),
+                            std::move(r["code"].get_ref<std::string&>()), n.inspection,
+                            std::move(r["tags"]));
         }
+        n.results.clear();
         // The patch before its machine: a run killed between the two leaves a patch and no
         // machine, which a rerun plans again with the patch in its render (no class A left), so it
         // converges. The other way round the rerun found a held machine, skipped it, and its
         // zero-drift check failed forever on the patch never written.
         if (n.outcome == "writable") {
             if (!n.credentials.is_null()) {
-                created.push_back(n.credentials); // before the patch that references it
+                created.push_back(std::move(n.credentials)); // before the patch that references it
             }
             if (!n.patch.is_null()) {
-                created.push_back(n.patch);
+                created.push_back(std::move(n.patch));
             }
             created.push_back(n.machine);
         }

@@ -135,13 +135,16 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, std::vector<Node>&
         }
         out.by_uuid[std::move(uuid)] = &n;
     }
+    // Moved, not copied: nothing reads plan()'s results from `out` again, and on a realistic
+    // cluster they are thousands of per-machine findings (bench/HISTORY.md, "the plan's peak").
     for (auto& r : out.items.results) {
         const std::string code = r["tags"].value(std::string(vocab::k_tag_code), "");
         if (code == vocab::code::k_plan || code == vocab::code::k_nothing_to_adopt) {
             continue; // the per-machine summary; this plan has its own
         }
-        list.results.push_back(r);
+        list.results.push_back(std::move(r));
     }
+    out.items.results = Value::array();
     bool cp_blocked = false;
     for (const auto* n : out.left_out) {
         if (n->role == "controlplane") {

@@ -81,8 +81,8 @@ struct ClusterPlanOptions {
     std::string bundle_source;              // how the bundle was had, for the plan's words
     // The CNI (decide_cni). An empty preset without a refusal is refused as not decided.
     ClusterCni cni;
-    // The cluster's Kubernetes API: its Node objects, and whether the Ichor API is served (its
-    // CRDs), with what is missing when it is not.
+    // The cluster's Kubernetes API: its Node objects (whole, or only what plan_node_fields keeps),
+    // and whether the Ichor API is served (its CRDs), with what is missing when it is not.
     std::vector<doc::Value> kube_nodes;
     bool ichor_api_served = false;
     std::string ichor_api_missing;
@@ -96,6 +96,11 @@ struct ClusterPlanOptions {
     // off or was not read.
     std::optional<std::vector<DiscoveryMember>> members;
 };
+
+// The fields of a Kubernetes Node that plan_cluster reads (metadata.name, status.addresses,
+// status.conditions, status.nodeInfo), the rest left out: a real Node carries its images and
+// managed fields, tens of kB each, for nothing the plan looks at.
+doc::Value plan_node_fields(const doc::Value& node);
 
 // The stage (stage.h). Appends to `list.items` the Secret (metadata only: its data is the bundle
 // and is written by hold apply from the bundle in memory, never into the plan), the TalosCluster,

@@ -602,3 +602,33 @@ std::string probe_contract(const Value& cluster_obj, const Node& cp, const Clust
 }
 
 } // namespace ichor::stages::cluster_plan
+
+namespace ichor::stages {
+
+// Kept in step with what the checks above read of a Node (KubeNodeIndex: the name and the
+// InternalIP addresses; check_kubernetes and network_not_ready: the conditions;
+// kubernetes_version: the kubelet's version).
+doc::Value plan_node_fields(const doc::Value& node) {
+    using cluster_plan::at;
+    if (!node.is_object()) {
+        return node;
+    }
+    doc::Value out = doc::Value::object();
+    for (const char* key : {"apiVersion", "kind"}) {
+        if (node.contains(key)) {
+            out[key] = node[key];
+        }
+    }
+    if (const doc::Value* name = at(node, "metadata.name"); name != nullptr) {
+        out["metadata"]["name"] = *name;
+    }
+    const doc::Value* status = at(node, "status");
+    for (const char* key : {"addresses", "conditions", "nodeInfo"}) {
+        if (status != nullptr && status->is_object() && status->contains(key)) {
+            out["status"][key] = (*status)[key];
+        }
+    }
+    return out;
+}
+
+} // namespace ichor::stages

@@ -60,6 +60,12 @@ void limit_malloc_arenas(int n) {
 #endif
 }
 
+void release_free_memory() {
+#if ICHOR_LINUX_PATH && defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 int pipe_cloexec(int fds[2]) {
 #if ICHOR_LINUX_PATH
     return ::pipe2(fds, O_CLOEXEC);

@@ -23,6 +23,11 @@ std::string self_executable();
 // At most n malloc arenas (glibc: mallopt(M_ARENA_MAX)); elsewhere nothing to limit.
 void limit_malloc_arenas(int n);
 
+// Gives the pages that the heap holds free back to the system (glibc: malloc_trim(0), which also
+// releases whole free pages inside the heap and in every arena, not only at its top); elsewhere
+// nothing. Nothing allocated moves.
+void release_free_memory();
+
 // pipe(2) with both ends close-on-exec (Linux: pipe2 in one call). 0 or -1 (errno).
 int pipe_cloexec(int fds[2]);
 

@@ -1,5 +1,6 @@
 // doc::to_json writes exactly what nlohmann's dump(2, ' ', false, replace) writes: every -o json
 // output of the suite goes through it.
+#include "common/doc/json_stream.h"
 #include "common/doc/value.h"
 
 #include <catch2/catch.hpp>
@@ -140,4 +141,38 @@ TEST_CASE("to_json finds a character to escape at any place of a long string", "
     }
     Value plain(std::string(1000, 'x') + " ~!#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}");
     CHECK(ichor::doc::to_json(plain) == reference(plain));
+}
+
+namespace {
+
+// A stream that keeps what it is sent and counts the writes that reach it.
+class CountingBuf final : public std::stringbuf {
+  public:
+    int writes = 0;
+
+  protected:
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        ++writes;
+        return std::stringbuf::xsputn(s, n);
+    }
+};
+
+} // namespace
+
+TEST_CASE("write_json writes to_json's bytes, a piece at a time", "[doc][json]") {
+    std::mt19937 rng(20261203);
+    Value big = Value::array();
+    for (int i = 0; i < 3000; ++i) {
+        big.push_back(random_value(rng, 0));
+    }
+    Value envelope = {{"apiVersion", "v1"}, {"items", big}, {"results", Value::array()}};
+    for (const Value& v : {Value(nullptr), Value("plain"), Value::object(), big, envelope}) {
+        CountingBuf buf;
+        std::ostream os(&buf);
+        ichor::doc::write_json(os, v);
+        const std::string want = ichor::doc::to_json(v);
+        REQUIRE(buf.str() == want);
+        // More than one write once the text passes the piece's size: never all of it at once.
+        CHECK((want.size() <= 64 * 1024) == (buf.writes == 1));
+    }
 }

@@ -909,3 +909,52 @@ TEST_CASE("a staged configuration leaves a worker out and refuses the cluster fo
         CHECK(c.of_kind("TalosCluster").empty());
     }
 }
+
+TEST_CASE("a Node cut to plan_node_fields plans as the whole Node does", "[plan][cluster]") {
+    // Nodes as a real API server lists them: labels, images, capacity and spec beside what the
+    // plan reads; one found by its InternalIP only, one NotReady.
+    auto real = [](Value n, const std::string& address) {
+        n["metadata"]["labels"]["kubernetes.io/hostname"] = n["metadata"]["name"];
+        n["metadata"]["managedFields"] = Value::array({Value{{"manager", "kubelet"}}});
+        n["spec"]["podCIDR"] = "10.244.0.0/24";
+        n["status"]["addresses"] =
+            Value::array({Value{{"type", "InternalIP"}, {"address", address}}});
+        n["status"]["images"] = Value::array({Value{{"names", Value::array({"img"})}}});
+        n["status"]["capacity"]["cpu"] = "4";
+        return n;
+    };
+    const Value kept = stages::plan_node_fields(real(test::ready_node("u-w-1"), "10.0.0.3"));
+    CHECK(kept ==
+          Value{{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", "u-w-1"}}},
+                {"status",
+                 {{"addresses",
+                   Value::array({Value{{"type", "InternalIP"}, {"address", "10.0.0.3"}}})},
+                  {"conditions", Value::array({Value{{"type", "Ready"}, {"status", "True"}}})},
+                  {"nodeInfo", {{"kubeletVersion", "v1.34.4"}}}}}});
+
+    for (const bool not_ready : {false, true}) {
+        Cluster whole;
+        Cluster cut;
+        const std::vector<std::string> addresses = {"10.0.0.2", "10.0.0.3", "10.0.0.4"};
+        for (std::size_t i = 0; i < addresses.size(); ++i) {
+            Value n = real(whole.o.kube_nodes[i], addresses[i]);
+            if (i == 2) {
+                n["metadata"]["name"] = "renamed-w-2"; // matched by its address
+            }
+            if (not_ready && i == 1) {
+                n["status"]["conditions"][0]["status"] = "False";
+            }
+            whole.o.kube_nodes[i] = n;
+            cut.o.kube_nodes[i] = stages::plan_node_fields(n);
+        }
+        INFO("NotReady: " << not_ready);
+        const auto a = whole.run();
+        const auto b = cut.run();
+        CHECK(a.done == b.done);
+        CHECK(a.stopped == b.stopped);
+        CHECK(a.done == (not_ready ? 0 : 3));
+        CHECK(whole.list.to_value() == cut.list.to_value());
+    }
+}
