@@ -1,5 +1,5 @@
-#include "common/drift/normalize.h"
 #include "common/drift/drift.h"
+#include "common/drift/normalize.h"
 #include "common/util/strings.h"
 
 #include <catch2/catch.hpp>
