@@ -216,6 +216,24 @@ Error usage_error(std::string message, std::string hint) {
     return make_error(ErrorKind::Usage, std::move(message), std::move(hint), "Usage");
 }
 
+std::string first_set(std::initializer_list<std::pair<bool, std::string_view>> flags) {
+    for (const auto& [set, flag] : flags) {
+        if (set) {
+            return std::string(flag);
+        }
+    }
+    return {};
+}
+
+std::optional<Error> first_refusal(std::initializer_list<UsageRule> rules) {
+    for (const auto& rule : rules) {
+        if (rule.refused) {
+            return usage_error(rule.message, rule.hint);
+        }
+    }
+    return std::nullopt;
+}
+
 Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::string& name,
                                    std::string_view example) {
     const std::string text = r[name].as<std::string>();
@@ -265,16 +283,23 @@ void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view def
     }
 }
 
-Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
-                                        std::string_view usage) {
+BundleOptions bundle_flags(const cxxopts::ParseResult& r, bool recover) {
     BundleOptions b;
     b.file = string_flag(r, "secrets-bundle");
+    if (recover) {
+        b.recover = r.count("recover-secrets") != 0;
+        b.recover_from = string_flag(r, "recover-from");
+        b.recover_to = string_flag(r, "recover-to");
+    }
+    return b;
+}
+
+Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
+                                        std::string_view usage) {
+    BundleOptions b = bundle_flags(r, recover);
     if (!recover) {
         return b;
     }
-    b.recover = r.count("recover-secrets") != 0;
-    b.recover_from = string_flag(r, "recover-from");
-    b.recover_to = string_flag(r, "recover-to");
     if (b.recover != !b.recover_from.empty()) {
         return usage_error("--recover-secrets and --recover-from ADDRESS go together",
                            std::string(usage));
