@@ -7,12 +7,20 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
-#include <thread>
 
 namespace ichor::kube {
 
 namespace {
+
+// The clock's wall time to the second: an exec credential's expiry is read to the second
+// (parse_rfc3339), so it expires at the same instant as against the exact time. A time the clock
+// cannot tell counts as past every expiry.
+std::chrono::system_clock::time_point wall_now(util::Clock& clock) {
+    return parse_rfc3339(clock.now_rfc3339())
+        .value_or(std::chrono::system_clock::time_point::max());
+}
 
 struct Collected {
     std::string body;
@@ -130,13 +138,8 @@ void init_curl_once() {
 Client::Client(RestConfig config, Environment env, ClientOptions opts)
     : m_config(std::move(config)), m_env(std::move(env)), m_opts(std::move(opts)) {
     init_curl_once();
-    if (!m_opts.sleep_ms) {
-        m_opts.sleep_ms = [](std::int64_t ms) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-        };
-    }
-    if (!m_opts.now) {
-        m_opts.now = [] { return std::chrono::system_clock::now(); };
+    if (m_opts.clock == nullptr) {
+        m_opts.clock = &util::system_clock();
     }
     m_curl = curl_easy_init();
 }
@@ -172,7 +175,7 @@ std::unique_ptr<Client> Client::clone() {
 }
 
 Status Client::ensure_credentials() {
-    if (!m_config.user.exec || (m_exec_cred && !m_exec_cred->expired(m_opts.now()))) {
+    if (!m_config.user.exec || (m_exec_cred && !m_exec_cred->expired(wall_now(*m_opts.clock)))) {
         return ok_status();
     }
     auto cred = run_exec_plugin(*m_config.user.exec, m_config.cluster, m_env, m_opts.exec_io);
@@ -354,7 +357,8 @@ Result<Response> Client::request(const std::string& method, const std::string& p
                          (r->status >= 500 && !r->retry_after.empty() && wait.has_value());
         if (retriable && attempt < m_opts.max_attempts) {
             long secs = wait.value_or(1);
-            m_opts.sleep_ms(std::clamp<std::int64_t>(secs * 1000, 0, m_opts.max_retry_wait_ms));
+            m_opts.clock->sleep_ms(
+                std::clamp<std::int64_t>(secs * 1000, 0, m_opts.max_retry_wait_ms));
             continue;
         }
         return r;
