@@ -7,6 +7,7 @@
 #include "common/stages/reclaim.h"
 #include "common/stages/sources.h"
 #include "common/talos/errors.h"
+#include "common/talos/reach.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -431,15 +432,13 @@ class TalosNode final : public ReclaimNode {
         io.call_timeout_ms = m_d.call_timeout_ms;
         return inspect_node(m_d.address, io, results);
     }
+    // The node is dialled itself (reclaim takes no --endpoints); a member is asked through it,
+    // the node as the endpoint of that one read (`node` metadata: talos::reach_for decides both).
     bool member_answers(const std::string& host) override {
-        talos::DialOptions opts = talos::mutual_tls(m_d.context, m_d.call_timeout_ms);
-        opts.node = host;
-        talos::NodeClient c(m_d.address, opts);
-        return c.etcd_status().ok();
+        return reach(m_d.address).client({host, host}).etcd_status().ok();
     }
     Result<std::string> reset(const talos::ResetOptions& options) override {
-        talos::NodeClient c(m_d.address, talos::mutual_tls(m_d.context, m_d.call_timeout_ms));
-        return c.reset(options);
+        return reach(std::nullopt).client(m_d.address).reset(options);
     }
     Result<Value> probe_maintenance(std::int64_t timeout_ms) override {
         InspectOptions io;
@@ -458,6 +457,10 @@ class TalosNode final : public ReclaimNode {
     }
 
   private:
+    [[nodiscard]] talos::Reach reach(const std::optional<talos::Address>& through) const {
+        return talos::reach_for(&m_d.context, false, through, m_d.call_timeout_ms);
+    }
+
     NodeDial m_d;
 };
 
