@@ -1,5 +1,6 @@
 #include "common/kube/client.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/kube/status.h"
 #include "common/kube/transport.h"
 #include "common/util/strings.h"
@@ -88,21 +89,21 @@ Error transport_error(CURLcode rc, const char* errbuf, const RestConfig& cfg) {
     case CURLE_PEER_FAILED_VERIFICATION:
         return make_error(ErrorKind::Config, "TLS verification of " + server + " failed: " + detail,
                           "check certificate-authority and tls-server-name: " + view_hint,
-                          "TLSVerifyFailed");
+                          vocab::code::k_tls_verify_failed);
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
         return make_error(
             ErrorKind::Config, "TLS credentials for " + server + " cannot be used: " + detail,
             "check client-certificate, client-key and certificate-authority: " + view_hint,
-            "TLSClientCertificate");
+            vocab::code::k_tls_client_certificate);
     case CURLE_OPERATION_TIMEDOUT:
         return make_error(ErrorKind::Unreachable,
                           "cannot reach the Kubernetes API at " + server + ": " + detail,
-                          "kubectl cluster-info", "Timeout");
+                          "kubectl cluster-info", vocab::code::k_timeout);
     default:
         return make_error(ErrorKind::Unreachable,
                           "cannot reach the Kubernetes API at " + server + ": " + detail,
-                          "kubectl cluster-info", "Unreachable");
+                          "kubectl cluster-info", vocab::code::k_unreachable);
     }
 }
 
@@ -269,7 +270,7 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
         return make_error(ErrorKind::Config,
                           m_config.source + ": server \"" + m_config.cluster.server +
                               "\" is not a URL (or libcurl failed to start)",
-                          "kubectl config view --minify", "KubeconfigInvalid");
+                          "kubectl config view --minify", vocab::code::k_kubeconfig_invalid);
     }
     curl_easy_reset(h); // keeps the connection cache
     char errbuf[CURL_ERROR_SIZE] = {0};
@@ -320,7 +321,8 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
                           method + " " + path + " on " + m_config.cluster.server +
                               ": the response is larger than " +
                               size_text(m_opts.max_response_bytes) + "; it was not read",
-                          "kubectl get --raw '" + path + "' | wc -c", "ResponseTooLarge");
+                          "kubectl get --raw '" + path + "' | wc -c",
+                          vocab::code::k_response_too_large);
     }
     if (rc != CURLE_OK) {
         return transport_error(rc, errbuf, m_config);
@@ -383,7 +385,7 @@ Result<doc::Value> Client::call(const std::string& method, const std::string& pa
                           method + " " + m_config.cluster.server + path +
                               ": the answer is not JSON (content type " +
                               (r->content_type.empty() ? "unset" : r->content_type) + ")",
-                          "kubectl cluster-info", "BadResponse");
+                          "kubectl cluster-info", vocab::code::k_bad_response);
     }
     return v;
 }
