@@ -40,7 +40,7 @@ Status require(const std::string& value, std::string_view source, std::string_vi
         return make_error(ErrorKind::Config,
                           std::string(source) + ": the secrets bundle has no " + std::string(field),
                           "give the bundle written by talosctl gen secrets or kubectl ichor adopt",
-                          "BadBundle");
+                          vocab::code::k_bad_bundle);
     }
     return ok_status();
 }
@@ -56,7 +56,7 @@ Result<Bundle> parse(std::string_view text, std::string_view source) {
     }
     if (!v->is_object()) {
         return make_error(ErrorKind::Config, std::string(source) + ": not a secrets bundle", "",
-                          "BadBundle");
+                          vocab::code::k_bad_bundle);
     }
     Bundle b;
     b.cluster_id = doc::get_string(*v, "cluster.id");
@@ -79,7 +79,7 @@ Result<Bundle> parse(std::string_view text, std::string_view source) {
     if (b.os_ca_pem().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
         return make_error(ErrorKind::Config,
                           std::string(source) + ": certs.os.crt is not base64 of a PEM certificate",
-                          "", "BadBundle");
+                          "", vocab::code::k_bad_bundle);
     }
     return b;
 }
@@ -165,7 +165,7 @@ Result<Bundle> recover_from_config(const machineconfig::Config& c, std::string_v
     if (v == nullptr) {
         return make_error(ErrorKind::Config,
                           std::string(source) + ": the configuration has no v1alpha1 document", "",
-                          "BadConfig");
+                          vocab::code::k_bad_config);
     }
     Bundle b;
     b.cluster_id = str(v, "cluster.id");
@@ -188,12 +188,12 @@ Result<Bundle> recover_from_config(const machineconfig::Config& c, std::string_v
                               "control plane",
                           "kubectl ichor trustcheck --recover-secrets --recover-from "
                           "CONTROL-PLANE-ADDRESS ...",
-                          "NotControlPlane");
+                          vocab::code::k_not_control_plane);
     }
     if (b.cluster_id.empty()) {
         return make_error(ErrorKind::Config,
                           std::string(source) + ": the configuration has no cluster ID", "",
-                          "BadConfig");
+                          vocab::code::k_bad_config);
     }
     return b;
 }
@@ -207,7 +207,8 @@ Status refuse_rotation(const Value& secret) {
                               " holds rotation.yaml: a CA rotation is under way, and the nodes "
                               "trust other CAs until it ends; " +
                               std::string(vocab::k_nothing_written),
-                          "finish the rotation first, then run this again", "RotationInProgress");
+                          "finish the rotation first, then run this again",
+                          vocab::code::k_rotation_in_progress);
     }
     return ok_status();
 }
@@ -224,12 +225,12 @@ Result<Bundle> from_secret(const Value& secret, const std::string& key) {
         !(*data)[key].is_string()) {
         return make_error(ErrorKind::Config, where + " has no key \"" + key + "\"",
                           "kubectl get secret -n " + ns + " " + name + " -o jsonpath='{.data}'",
-                          "BadBundle");
+                          vocab::code::k_bad_bundle);
     }
     auto decoded = util::base64_decode((*data)[key].get<std::string>());
     if (!decoded) {
         return make_error(ErrorKind::Config, where + ": " + key + " is not base64", "",
-                          "BadBundle");
+                          vocab::code::k_bad_bundle);
     }
     return parse(*decoded, where);
 }

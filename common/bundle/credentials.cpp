@@ -1,5 +1,6 @@
 #include "common/bundle/credentials.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/util/strings.h"
 
 #include <openssl/evp.h>
@@ -41,7 +42,7 @@ std::string bio_text(BIO* bio) {
 
 Error config_error(const std::string& what) {
     return make_error(ErrorKind::Config, "minting a Talos API client certificate: " + what, "",
-                      "BadBundle");
+                      vocab::code::k_bad_bundle);
 }
 
 Result<Owned<EVP_PKEY>> load_ca_key(const Bundle& b) {

@@ -32,7 +32,6 @@ std::vector<Candidate> list_clusters(const KubeOptions& k, const Environment& en
     co.exec_io.stdin_is_terminal = false;
     co.exec_io.stderr_fd = -1;
     co.exec_io.timeout_ms = bound_ms;
-    co.sleep_ms = [](std::int64_t) {};
     kube::Client client(std::move(*rc), env, std::move(co));
     auto list = client.list(kube::ichor_path("talosclusters", client.ns()), {.limit = 0});
     if (!list) {

@@ -24,13 +24,14 @@ Status obtain_consent(Streams& s, const std::string& what, const std::vector<std
         return make_error(ErrorKind::Findings,
                           "consent needed to " + what + ", and there is no terminal to ask; " +
                               std::string(vocab::k_nothing_written),
-                          "read the plan, then run again with --yes", "ConsentNeeded");
+                          "read the plan, then run again with --yes",
+                          vocab::code::k_consent_needed);
     }
     auto answer = prompt_line(s, "Type yes to " + what + ": ");
     if (!answer || *answer != "yes") {
         return make_error(ErrorKind::Findings,
                           "not confirmed; " + std::string(vocab::k_nothing_written), "",
-                          "NotConfirmed");
+                          vocab::code::k_not_confirmed);
     }
     return ok_status();
 }

@@ -4,6 +4,7 @@
 #include "common/cli/errors.h"
 #include "common/cli/run.h"
 #include "common/cli/streams.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/files.h"
 #include "common/util/platform.h"
 #include "common/util/version.h"
@@ -120,7 +121,7 @@ Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const st
                               args.size() == 3 ? "unknown shell \"" + shell +
                                                      "\"; give bash, zsh, fish or kubectl-shim"
                                                : "give one of bash, zsh, fish or kubectl-shim",
-                              "kubectl ichor completion bash", "Usage");
+                              "kubectl ichor completion bash", vocab::code::k_usage);
         }
         return d;
     }
@@ -141,12 +142,13 @@ Result<Dispatch> resolve_dispatch(const std::vector<std::string>& args, const st
     if (!known) {
         return make_error(ErrorKind::Usage,
                           "unknown verb \"" + verb + "\"; the verbs are: " + names,
-                          "kubectl ichor --help", "Usage");
+                          "kubectl ichor --help", vocab::code::k_usage);
     }
     d.program = dir + "/kubectl-ichor-" + verb;
     if (!executable(d.program)) {
         return make_error(ErrorKind::Config, d.program + " is not installed next to kubectl-ichor",
-                          "reinstall the plugin: kubectl krew install ichor", "NotInstalled");
+                          "reinstall the plugin: kubectl krew install ichor",
+                          vocab::code::k_not_installed);
     }
     d.args.push_back(d.program);
     d.args.insert(d.args.end(), args.begin() + 2, args.end());

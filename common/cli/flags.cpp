@@ -1,6 +1,7 @@
 #include "common/cli/flags.h"
 
 #include "common/cli/errors.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/strings.h"
 #include "common/util/version.h"
 
@@ -59,12 +60,12 @@ Result<cxxopts::ParseResult> parse_args(cxxopts::Options& opts,
         if (!r.unmatched().empty()) {
             return make_error(ErrorKind::Usage,
                               "unexpected argument \"" + r.unmatched().front() + "\"", "see --help",
-                              "Usage");
+                              vocab::code::k_usage);
         }
         return r;
     } catch (const cxxopts::exceptions::exception& e) {
         std::string msg = e.what();
-        return make_error(ErrorKind::Usage, msg, "see --help", "Usage");
+        return make_error(ErrorKind::Usage, msg, "see --help", vocab::code::k_usage);
     }
 }
 
@@ -97,7 +98,7 @@ Result<OutputOptions> to_output_options(const cxxopts::ParseResult& r) {
         return make_error(ErrorKind::Usage,
                           "unknown output format \"" + o.format +
                               "\"; allowed: " + format_list(", "),
-                          "", "Usage");
+                          "", vocab::code::k_usage);
     }
     if (r.count("jq") != 0) {
         o.jq = r["jq"].as<std::string>();
@@ -149,13 +150,13 @@ Result<TalosOptions> to_talos_options(const cxxopts::ParseResult& r, bool contex
         return make_error(ErrorKind::Usage,
                           "--call-timeout: \"" + r["call-timeout"].as<std::string>() +
                               "\" is not a duration such as 20s, 500ms or 1m",
-                          "", "Usage");
+                          "", vocab::code::k_usage);
     }
     t.call_timeout_ms = *ms;
     t.concurrency = r["concurrency"].as<int>();
     if (t.concurrency < 1 || t.concurrency > 1024) {
         return make_error(ErrorKind::Usage, "--concurrency must be between 1 and 1024", "",
-                          "Usage");
+                          vocab::code::k_usage);
     }
     for (const auto& text : strings_flag(r, "endpoints")) {
         auto a = talos::parse_address(text);
@@ -213,7 +214,25 @@ std::vector<std::string> strings_flag(const cxxopts::ParseResult& r, const std::
 }
 
 Error usage_error(std::string message, std::string hint) {
-    return make_error(ErrorKind::Usage, std::move(message), std::move(hint), "Usage");
+    return make_error(ErrorKind::Usage, std::move(message), std::move(hint), vocab::code::k_usage);
+}
+
+std::string first_set(std::initializer_list<std::pair<bool, std::string_view>> flags) {
+    for (const auto& [set, flag] : flags) {
+        if (set) {
+            return std::string(flag);
+        }
+    }
+    return {};
+}
+
+std::optional<Error> first_refusal(std::initializer_list<UsageRule> rules) {
+    for (const auto& rule : rules) {
+        if (rule.refused) {
+            return usage_error(rule.message, rule.hint);
+        }
+    }
+    return std::nullopt;
 }
 
 Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::string& name,
@@ -243,7 +262,7 @@ TalosOptions::endpoint_for(const talos::TalosContext& c) const {
     if (!a) {
         return make_error(ErrorKind::Config,
                           "talosconfig context \"" + c.name + "\": endpoints: " + a.error().message,
-                          "pass --endpoints ADDR, or --direct", "Config");
+                          "pass --endpoints ADDR, or --direct", vocab::code::k_config);
     }
     return std::optional<talos::Address>(*a);
 }
@@ -265,16 +284,23 @@ void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view def
     }
 }
 
-Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
-                                        std::string_view usage) {
+BundleOptions bundle_flags(const cxxopts::ParseResult& r, bool recover) {
     BundleOptions b;
     b.file = string_flag(r, "secrets-bundle");
+    if (recover) {
+        b.recover = r.count("recover-secrets") != 0;
+        b.recover_from = string_flag(r, "recover-from");
+        b.recover_to = string_flag(r, "recover-to");
+    }
+    return b;
+}
+
+Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
+                                        std::string_view usage) {
+    BundleOptions b = bundle_flags(r, recover);
     if (!recover) {
         return b;
     }
-    b.recover = r.count("recover-secrets") != 0;
-    b.recover_from = string_flag(r, "recover-from");
-    b.recover_to = string_flag(r, "recover-to");
     if (b.recover != !b.recover_from.empty()) {
         return usage_error("--recover-secrets and --recover-from ADDRESS go together",
                            std::string(usage));

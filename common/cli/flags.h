@@ -17,9 +17,11 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ichor::cli {
@@ -105,6 +107,18 @@ Result<std::int64_t> duration_flag(const cxxopts::ParseResult& r, const std::str
                                    std::string_view example);
 // A Usage error with the tag code Usage.
 Error usage_error(std::string message, std::string hint = {});
+// The first flag of a table walked in order, each row {is set, "--flag"}, or empty when none is:
+// the flag that a refusal of flags which do not go together names.
+std::string first_set(std::initializer_list<std::pair<bool, std::string_view>> flags);
+// A rule of a tool's command line: when `refused`, a Usage error with `message` and `hint`.
+struct UsageRule {
+    bool refused = false;
+    std::string message;
+    std::string hint;
+};
+// The Usage error of the first rule that refuses, the rules in the order their refusals are owed;
+// none when every rule passes.
+std::optional<Error> first_refusal(std::initializer_list<UsageRule> rules);
 
 // Output: -o yaml|json|table|objects, --jq EXPR. k_output_formats is the one list of the formats
 // (the help text, the refusal of another and the shell completion are made from it); "objects" is
@@ -206,5 +220,7 @@ void add_bundle_flags(cxxopts::Options& opts, bool recover, std::string_view def
                       const std::string& group = "Secrets");
 Result<BundleOptions> to_bundle_options(const cxxopts::ParseResult& r, bool recover,
                                         std::string_view usage);
+// The bundle flags as given, unchecked, for a caller whose rules differ from to_bundle_options'.
+BundleOptions bundle_flags(const cxxopts::ParseResult& r, bool recover);
 
 } // namespace ichor::cli

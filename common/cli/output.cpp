@@ -3,6 +3,7 @@
 #include "common/cli/errors.h"
 #include "common/doc/jq.h"
 #include "common/doc/json_stream.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/files.h"
 
 #include <algorithm>
@@ -242,7 +243,7 @@ Result<doc::ResourceList> read_input(Streams& s, const InputOptions& in, std::st
                               "pipe " + std::string(what) +
                                   " in, or give -f FILE; see kubectl ichor " + std::string(verb) +
                                   " --help",
-                              "Usage");
+                              vocab::code::k_usage);
         }
         auto r = util::read_stream(s.in, "<stdin>");
         if (!r) {

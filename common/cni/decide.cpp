@@ -1,6 +1,7 @@
 #include "common/cni/decide.h"
 
 #include "common/cni/preflight.h"
+#include "common/doc/vocabulary.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ Error refuse_leftover(const Detection& d) {
             "see the adopt guide, 'Moving from flannel'.",
         "on each node: kubectl debug node/NODE -n kube-system --profile=sysadmin --image=busybox "
         "-- rm /host/etc/cni/net.d/10-flannel.conflist",
-        "CniLeftoverConfig");
+        vocab::code::k_cni_leftover_config);
 }
 
 Error refuse_non_cilium(const Detection& d) {
@@ -36,7 +37,7 @@ Error refuse_non_cilium(const Detection& d) {
                           ", not Cilium: rerun with --cni-unmanaged to adopt the cluster and "
                           "leave its CNI as it is. " +
                           std::string(k_no_migration),
-                      "rerun with --cni-unmanaged", "CniNotCilium");
+                      "rerun with --cni-unmanaged", vocab::code::k_cni_not_cilium);
 }
 
 } // namespace
@@ -72,7 +73,7 @@ Result<CniPlan> decide(const Detection& d, const CniFlags& flags) {
             return make_error(ErrorKind::Usage,
                               "--cilium-values cannot be used with --cni-unmanaged: Ichor renders "
                               "no Cilium for an unmanaged CNI",
-                              "drop --cilium-values", "CiliumValuesUnmanaged");
+                              "drop --cilium-values", vocab::code::k_cilium_values_unmanaged);
         }
         plan.action = CniAction::Unmanaged;
         plan.preset = "unmanaged";
@@ -100,7 +101,7 @@ Result<CniPlan> decide(const Detection& d, const CniFlags& flags) {
             return make_error(ErrorKind::Usage,
                               "--cilium-values: the cluster's CNI is " + d.summary() +
                                   ", not Cilium. " + std::string(k_no_migration),
-                              "drop --cilium-values", "CiliumValuesNotCilium");
+                              "drop --cilium-values", vocab::code::k_cilium_values_not_cilium);
         }
         return refuse_non_cilium(d);
     }
@@ -112,7 +113,7 @@ Result<CniPlan> decide(const Detection& d, const CniFlags& flags) {
     if (d.release && d.release->has_values()) {
         if (flags.cilium_values) {
             return make_error(ErrorKind::Usage, std::string(k_release_has_values),
-                              "drop --cilium-values", "ReleaseHasValues");
+                              "drop --cilium-values", vocab::code::k_release_has_values);
         }
         plan.source = ValuesSource::Record;
         plan.values = d.release->config;

@@ -16,7 +16,7 @@ using doc::Value;
 constexpr std::string_view k_release_type = "helm.sh/release.v1";
 
 Error record_error(std::string_view source, const std::string& what,
-                   std::string_view code = "HelmRecord") {
+                   std::string_view code = vocab::code::k_helm_record) {
     return make_error(ErrorKind::Config, std::string(source) + ": " + what, {}, std::string(code));
 }
 
@@ -117,7 +117,7 @@ Result<HelmRelease> decode_release(std::string_view helm_encoded, std::string_vi
         Error e = parsed.error();
         e.kind = ErrorKind::Config;
         if (e.code.empty()) {
-            e.code = "HelmRecord";
+            e.code = vocab::code::k_helm_record;
         }
         return e;
     }

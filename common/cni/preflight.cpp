@@ -250,7 +250,7 @@ Status check_ipam(const Detection& detection) {
                           ": Ichor takes over only a Cilium with ipam.mode: kubernetes "
                           "(changing IPAM renumbers every pod)",
                       "rerun with --cni-unmanaged to adopt the cluster and leave Cilium as it is",
-                      "CiliumIPAM");
+                      vocab::code::k_cilium_ipam);
 }
 
 std::string describe(const Difference& d) {
@@ -272,7 +272,8 @@ void add_results(doc::ResourceList& list, const Preflight& preflight, doc::Sever
                         "cilium: " + path +
                             ": not compared (the preflight's table does not cover it; "
                             "docs/cni.md)",
-                        "CiliumNotCompared", nullptr, Value{{"ichor.maesh.dev/path", path}});
+                        vocab::code::k_cilium_not_compared, nullptr,
+                        Value{{"ichor.maesh.dev/path", path}});
     }
 }
 

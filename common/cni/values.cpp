@@ -103,7 +103,8 @@ Status validate_values(const Value& values, std::string_view source, const Pinne
             return make_error(ErrorKind::Usage,
                               std::string(source) + ": " + o->path + " is owned by Ichor" + where +
                                   ": " + o->reason,
-                              "remove " + leaf + " from " + std::string(source), "OwnedValue");
+                              "remove " + leaf + " from " + std::string(source),
+                              vocab::code::k_owned_value);
         }
     }
     return ok_status();

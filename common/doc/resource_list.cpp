@@ -1,5 +1,7 @@
 #include "common/doc/resource_list.h"
 
+#include "common/doc/vocabulary.h"
+
 namespace ichor::doc {
 
 std::string_view severity_name(Severity s) {
@@ -14,7 +16,7 @@ std::string_view severity_name(Severity s) {
     return "info";
 }
 
-void ResourceList::add_result(Severity severity, std::string message, std::string code,
+void ResourceList::add_result(Severity severity, std::string message, std::string_view code,
                               const Value* ref, Value extra_tags) {
     Value r = Value::object();
     r["severity"] = severity_name(severity);
@@ -24,7 +26,7 @@ void ResourceList::add_result(Severity severity, std::string message, std::strin
     }
     Value tags = Value::object();
     if (!code.empty()) {
-        tags[std::string(k_tag_code)] = code;
+        tags[std::string(k_tag_code)] = std::string(code);
     }
     for (auto it = extra_tags.begin(); it != extra_tags.end(); ++it) {
         if (it.key() == "field") {
@@ -101,7 +103,7 @@ Status check_item(const Value& item, std::string_view source, size_t index) {
                           std::string(source) + ": document " + std::to_string(index + 1) +
                               " is not a Kubernetes-style object (apiVersion and kind)",
                           "pipe the output of another kubectl ichor tool, or a ResourceList",
-                          "MalformedInput");
+                          vocab::code::k_malformed_input);
     }
     return ok_status();
 }
@@ -122,7 +124,7 @@ Result<ResourceList> read_resource_list(std::string_view text, std::string_view 
                     return make_error(ErrorKind::Usage,
                                       std::string(source) + ": items of the " + kind +
                                           " is not a list",
-                                      "", "MalformedInput");
+                                      "", vocab::code::k_malformed_input);
                 }
                 list.items = d["items"];
             }

@@ -33,7 +33,7 @@ struct ResourceList {
     std::vector<std::string> stages_run;
 
     // Appends a result. `code` goes to tags; `ref` (optional) is the item it is about.
-    void add_result(Severity severity, std::string message, std::string code,
+    void add_result(Severity severity, std::string message, std::string_view code,
                     const Value* ref = nullptr, Value extra_tags = Value::object());
     // True when any result has severity error.
     [[nodiscard]] bool has_errors() const;

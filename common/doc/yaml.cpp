@@ -549,13 +549,13 @@ Result<std::vector<Value>> parse_json_stream(std::string_view text, std::string_
             return make_error(ErrorKind::Usage,
                               std::string(source) + ":" + std::to_string(line) + ":" +
                                   std::to_string(col) + ": malformed JSON: " + detail,
-                              "", "MalformedInput");
+                              "", vocab::code::k_malformed_input);
         } catch (const Value::exception& e) {
             // A number past double's range ("1e9999") is out_of_range, not parse_error (found by
             // tests/fuzz/fuzz_helm_record); uncaught, it ended the process.
             return make_error(ErrorKind::Usage,
                               std::string(source) + ": malformed JSON: " + e.what(), "",
-                              "MalformedInput");
+                              vocab::code::k_malformed_input);
         }
         docs.push_back(std::move(v));
         pos += consumed;
@@ -642,7 +642,7 @@ class ProgressGuard : public YAML::EventHandler {
                       static_cast<std::size_t>(mark.column + 1)) +
                     ": malformed YAML: the reader cannot go on from here (a \",\" outside a "
                     "flow collection?)",
-                "", "MalformedInput")};
+                "", vocab::code::k_malformed_input)};
         }
         m_last_start = mark.pos;
     }
@@ -711,7 +711,7 @@ Result<std::vector<Value>> parse_documents_yaml_cpp(std::string_view text, std::
         return make_error(ErrorKind::Usage,
                           std::string(source) + ":" + std::to_string(e.mark.line + 1) + ":" +
                               std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg,
-                          "", "MalformedInput");
+                          "", vocab::code::k_malformed_input);
     }
     return docs;
 }
@@ -733,7 +733,7 @@ Result<Value> parse_one(std::string_view text, std::string_view source, const Li
         return make_error(ErrorKind::Usage,
                           std::string(source) + ": expected one document, found " +
                               std::to_string(docs->size()),
-                          "", "MalformedInput");
+                          "", vocab::code::k_malformed_input);
     }
     return std::move(docs->front());
 }

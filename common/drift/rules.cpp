@@ -9,6 +9,8 @@ namespace ichor::drift {
 
 namespace {
 
+namespace code = vocab::code;
+
 constexpr std::string_view k_registry_hint =
     "make the node's registries and the cluster's agree, in either direction: add the cluster's "
     "mirrors to the node's configuration (talosctl patch mc --nodes {node} --patch "
@@ -42,99 +44,113 @@ constexpr std::string_view k_unknown_document_hint =
 // Order matters: the first rule whose path matches wins, so the specific ones come first.
 const std::vector<Rule> k_rules = {
     // Install-time fields come from the node, so they are never drift; extras are captured.
-    {"machine.install.extraKernelArgs", When::Always, Class::A, "InstallExtraKernelArgs", {}},
-    {"machine.install.extensions", When::Always, Class::A, "InstallExtensions", {}},
-    {"machine.install.disk", When::Always, Class::Ignored, "InstallFromNode", {}},
-    {"machine.install.diskSelector.match", When::NoInstallDisk, Class::A, "InstallDiskSelector",
+    {"machine.install.extraKernelArgs",
+     When::Always,
+     Class::A,
+     code::k_install_extra_kernel_args,
+     {}},
+    {"machine.install.extensions", When::Always, Class::A, code::k_install_extensions, {}},
+    {"machine.install.disk", When::Always, Class::Ignored, code::k_install_from_node, {}},
+    {"machine.install.diskSelector.match", When::NoInstallDisk, Class::A,
+     code::k_install_disk_selector,
      "the TalosMachine has no install disk: the node's own CEL disk selector is kept in its "
      "UnattendedInstallConfig, as Talos needs one"},
-    {"machine.install.diskSelector.match", When::Always, Class::Ignored, "InstallFromNode", {}},
-    {"machine.install.diskSelector", When::NoInstallDisk, Class::A, "InstallDiskSelector",
+    {"machine.install.diskSelector.match",
+     When::Always,
+     Class::Ignored,
+     code::k_install_from_node,
+     {}},
+    {"machine.install.diskSelector", When::NoInstallDisk, Class::A, code::k_install_disk_selector,
      "the TalosMachine has no install disk: the node's own disk selector is kept in its patch, "
      "as Talos needs one of them"},
-    {"machine.install.diskSelector", When::Always, Class::Ignored, "InstallFromNode", {}},
+    {"machine.install.diskSelector", When::Always, Class::Ignored, code::k_install_from_node, {}},
     // At 1.14 a render without a disk writes no UnattendedInstallConfig: the rest of the
     // node's install document goes with its selector.
-    {"machine.install.image", When::NoInstallDocument, Class::A, "InstallDiskSelector",
+    {"machine.install.image", When::NoInstallDocument, Class::A, code::k_install_disk_selector,
      "the TalosMachine has no install disk: the node's install document is kept in its patch "
      "with its disk selector"},
-    {"machine.install.image", When::Always, Class::Ignored, "InstallFromNode", {}},
-    {"machine.install.wipe", When::NoInstallDocument, Class::A, "InstallDiskSelector",
+    {"machine.install.image", When::Always, Class::Ignored, code::k_install_from_node, {}},
+    {"machine.install.wipe", When::NoInstallDocument, Class::A, code::k_install_disk_selector,
      "the TalosMachine has no install disk: the node's install document is kept in its patch "
      "with its disk selector"},
-    {"machine.install.wipe", When::Always, Class::Ignored, "InstallFromNode", {}},
-    {"machine.install.grubUseUKICmdline", When::Always, Class::A, "ContractDefault",
+    {"machine.install.wipe", When::Always, Class::Ignored, code::k_install_from_node, {}},
+    {"machine.install.grubUseUKICmdline", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
 
     // Class A: captured into the machine's TalosConfigPatch.
-    {"machine.sysctls", When::Always, Class::A, "Sysctl", {}},
-    {"machine.kernel.modules", When::Always, Class::A, "KernelModules", {}},
-    {"machine.certSANs", When::Always, Class::A, "TalosAPICertSANs", {}},
-    {"cluster.apiServer.certSANs", When::Always, Class::A, "APIServerCertSANs", {}},
-    {"cluster.network.podSubnets", When::Always, Class::A, "PodSubnets", {}},
-    {"cluster.network.serviceSubnets", When::Always, Class::A, "ServiceSubnets", {}},
-    {"machine.registries.mirrors", When::RegistriesUnset, Class::A, "RegistryMirror", {}},
-    {"machine.registries.config", When::RegistriesUnset, Class::A, "RegistryConfig", {}},
-    {"machine.registries", When::RegistriesSet, Class::B, "Registries", k_registry_hint},
-    {"cluster.network.cni", When::CniUnmanaged, Class::A, "CNI", {}},
-    {"cluster.proxy", When::CniUnmanaged, Class::A, "KubeProxy", {}},
+    {"machine.sysctls", When::Always, Class::A, code::k_sysctl, {}},
+    {"machine.kernel.modules", When::Always, Class::A, code::k_kernel_modules, {}},
+    {"machine.certSANs", When::Always, Class::A, code::k_talos_api_cert_sans, {}},
+    {"cluster.apiServer.certSANs", When::Always, Class::A, code::k_api_server_cert_sans, {}},
+    {"cluster.network.podSubnets", When::Always, Class::A, code::k_pod_subnets, {}},
+    {"cluster.network.serviceSubnets", When::Always, Class::A, code::k_service_subnets, {}},
+    {"machine.registries.mirrors", When::RegistriesUnset, Class::A, code::k_registry_mirror, {}},
+    {"machine.registries.config", When::RegistriesUnset, Class::A, code::k_registry_config, {}},
+    {"machine.registries", When::RegistriesSet, Class::B, code::k_registries, k_registry_hint},
+    {"cluster.network.cni", When::CniUnmanaged, Class::A, code::k_cni, {}},
+    {"cluster.proxy", When::CniUnmanaged, Class::A, code::k_kube_proxy, {}},
 
     // Class B: what Ichor renders from its own model.
-    {"cluster.controlPlane.endpoint", When::Always, Class::B, "Endpoint", k_owned_hint},
-    {"cluster.clusterName", When::Always, Class::B, "ClusterName", k_owned_hint},
-    {"machine.kubelet.image", When::Always, Class::B, "KubernetesVersion", k_owned_hint},
-    {"cluster.apiServer.image", When::Always, Class::B, "KubernetesVersion", k_owned_hint},
-    {"cluster.controllerManager.image", When::Always, Class::B, "KubernetesVersion", k_owned_hint},
-    {"cluster.scheduler.image", When::Always, Class::B, "KubernetesVersion", k_owned_hint},
-    {"cluster.proxy.image", When::Always, Class::B, "KubernetesVersion", k_owned_hint},
-    {"cluster.network.cni", When::CniManaged, Class::B, "CNI", k_owned_hint},
-    {"cluster.proxy", When::CniManaged, Class::B, "KubeProxy", k_owned_hint},
-    {"machine.features.kubePrism", When::Always, Class::B, "KubePrism", k_owned_hint},
-    {"cluster.discovery", When::Always, Class::B, "Discovery", k_owned_hint},
-    {"machine.type", When::Always, Class::B, "Role", k_owned_hint},
+    {"cluster.controlPlane.endpoint", When::Always, Class::B, code::k_endpoint, k_owned_hint},
+    {"cluster.clusterName", When::Always, Class::B, code::k_cluster_name, k_owned_hint},
+    {"machine.kubelet.image", When::Always, Class::B, code::k_kubernetes_version, k_owned_hint},
+    {"cluster.apiServer.image", When::Always, Class::B, code::k_kubernetes_version, k_owned_hint},
+    {"cluster.controllerManager.image", When::Always, Class::B, code::k_kubernetes_version,
+     k_owned_hint},
+    {"cluster.scheduler.image", When::Always, Class::B, code::k_kubernetes_version, k_owned_hint},
+    {"cluster.proxy.image", When::Always, Class::B, code::k_kubernetes_version, k_owned_hint},
+    {"cluster.network.cni", When::CniManaged, Class::B, code::k_cni, k_owned_hint},
+    {"cluster.proxy", When::CniManaged, Class::B, code::k_kube_proxy, k_owned_hint},
+    {"machine.features.kubePrism", When::Always, Class::B, code::k_kube_prism, k_owned_hint},
+    {"cluster.discovery", When::Always, Class::B, code::k_discovery, k_owned_hint},
+    {"machine.type", When::Always, Class::B, code::k_role, k_owned_hint},
     {"machine.kubelet.defaultRuntimeSeccompProfileEnabled", When::Always, Class::A,
-     "ContractDefault", k_contract_note},
-    {"machine.kubelet.disableManifestsDirectory", When::Always, Class::A, "ContractDefault",
+     code::k_contract_default, k_contract_note},
+    {"machine.kubelet.disableManifestsDirectory", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"machine.features.diskQuotaSupport", When::Always, Class::A, "ContractDefault",
+    {"machine.features.diskQuotaSupport", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"machine.features.hostDNS", When::Always, Class::A, "ContractDefault", k_contract_note},
-    {"machine.features.stableHostname", When::Always, Class::A, "ContractDefault", k_contract_note},
-    {"machine.features.rbac", When::Always, Class::A, "ContractDefault", k_contract_note},
-    {"machine.features.apidCheckExtKeyUsage", When::Always, Class::A, "ContractDefault",
+    {"machine.features.hostDNS", When::Always, Class::A, code::k_contract_default, k_contract_note},
+    {"machine.features.stableHostname", When::Always, Class::A, code::k_contract_default,
+     k_contract_note},
+    {"machine.features.rbac", When::Always, Class::A, code::k_contract_default, k_contract_note},
+    {"machine.features.apidCheckExtKeyUsage", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
     {"machine.nodeLabels.node.kubernetes.io/exclude-from-external-load-balancers", When::Always,
-     Class::A, "ContractDefault", k_contract_note},
-    {"cluster.apiServer.admissionControl", When::Always, Class::A, "ContractDefault",
+     Class::A, code::k_contract_default, k_contract_note},
+    {"cluster.apiServer.admissionControl", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"cluster.apiServer.auditPolicy", When::Always, Class::A, "ContractDefault", k_contract_note},
-    {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::A, "ContractDefault",
+    {"cluster.apiServer.auditPolicy", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"documents.HostnameConfig.auto", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"cluster.apiServer.disablePodSecurityPolicy", When::Always, Class::A, code::k_contract_default,
+     k_contract_note},
+    {"documents.HostnameConfig.auto", When::Always, Class::A, code::k_contract_default,
+     k_contract_note},
     // What Talos's own contract 1.14 adds by default (machinery v1.14.1 config/generate): the
     // control-plane label and taint that earlier contracts leave to Talos at run time, and
     // documents without a v1alpha1 field.
     {"machine.nodeLabels.node-role.kubernetes.io/control-plane", When::Always, Class::A,
-     "ContractDefault", k_contract_note},
+     code::k_contract_default, k_contract_note},
     {"machine.nodeTaints.node-role.kubernetes.io/control-plane", When::Always, Class::A,
-     "ContractDefault", k_contract_note},
-    {"documents.VolumeConfig.EPHEMERAL.mount.secure", When::Always, Class::A, "ContractDefault",
+     code::k_contract_default, k_contract_note},
+    {"documents.VolumeConfig.EPHEMERAL.mount.secure", When::Always, Class::A,
+     code::k_contract_default, k_contract_note},
+    {"documents.FilesystemTrimConfig.interval", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"documents.FilesystemTrimConfig.interval", When::Always, Class::A, "ContractDefault",
+    {"documents.SecurityProfileConfig.workloadIsolation", When::Always, Class::A,
+     code::k_contract_default, k_contract_note},
+    {"documents.KubeAuthenticationConfig", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"documents.SecurityProfileConfig.workloadIsolation", When::Always, Class::A, "ContractDefault",
+    {"documents.KubeAuthorizerConfig", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"documents.KubeAuthenticationConfig", When::Always, Class::A, "ContractDefault",
+    {"documents.KubeCoreDNSConfig.enabled", When::Always, Class::A, code::k_contract_default,
      k_contract_note},
-    {"documents.KubeAuthorizerConfig", When::Always, Class::A, "ContractDefault", k_contract_note},
-    {"documents.KubeCoreDNSConfig.enabled", When::Always, Class::A, "ContractDefault",
-     k_contract_note},
-    {"persist", When::Always, Class::A, "ContractDefault", k_contract_note},
+    {"persist", When::Always, Class::A, code::k_contract_default, k_contract_note},
 
     // A takeover removes the inline manifest that delivered Cilium (ADR 0128 decision 3, issue
     // 13): Talos applies an inline manifest again at every `talosctl upgrade-k8s`, which would
     // undo Ichor's Cilium.
-    {"cluster.inlineManifests", When::CiliumManifests, Class::B, "CiliumInlineManifest",
+    {"cluster.inlineManifests", When::CiliumManifests, Class::B, code::k_cilium_inline_manifest,
      "the inline manifest delivered the Cilium that Ichor takes over (spec.cni.cilium."
      "inlineManifests of TalosCluster {cluster}): Ichor's render removes it so that the next "
      "talosctl upgrade-k8s does not apply that Cilium again over Ichor's"},
@@ -142,38 +158,39 @@ const std::vector<Rule> k_rules = {
     // Class A with a note: Talos applies these manifests itself; any other inline manifest beside
     // a taken-over Cilium's is captured with them (the Cilium one's removal stays class B above
     // only when it is the change's one removal).
-    {"cluster.inlineManifests", When::CiliumMixed, Class::C, "InlineManifests",
+    {"cluster.inlineManifests", When::CiliumMixed, Class::C, code::k_inline_manifests,
      "the node's inline manifests hold the Cilium that Ichor takes over (spec.cni.cilium."
      "inlineManifests of TalosCluster {cluster}) beside others, and one list cannot both keep and "
      "remove: move the other manifests to cluster.extraManifests or into the cluster first "
      "(talosctl patch mc --nodes {node} --patch @manifests.yaml)"},
-    {"cluster.inlineManifests", When::Always, Class::A, "InlineManifests", k_manifest_note},
-    {"cluster.extraManifests", When::Always, Class::A, "ExtraManifests", k_manifest_note},
-    {"cluster.extraManifestHeaders", When::Always, Class::A, "ExtraManifests", k_manifest_note},
+    {"cluster.inlineManifests", When::Always, Class::A, code::k_inline_manifests, k_manifest_note},
+    {"cluster.extraManifests", When::Always, Class::A, code::k_extra_manifests, k_manifest_note},
+    {"cluster.extraManifestHeaders", When::Always, Class::A, code::k_extra_manifests,
+     k_manifest_note},
 
     // Class C: what a patch cannot carry, the cluster's CAs and bundle values. Everything else
     // falls through to class A, Captured.
-    {"cluster.ca", When::Always, Class::C, "CADiffers",
+    {"cluster.ca", When::Always, Class::C, code::k_ca_differs,
      "the node's Kubernetes CA is not the bundle's: check the secrets bundle of TalosCluster "
      "{cluster}"},
-    {"cluster.acceptedCAs", When::Always, Class::C, "CADiffers",
+    {"cluster.acceptedCAs", When::Always, Class::C, code::k_ca_differs,
      "the Kubernetes CAs the node accepts are not the bundle's: check the secrets bundle of "
      "TalosCluster {cluster}"},
-    {"cluster.etcd.ca", When::Always, Class::C, "CADiffers",
+    {"cluster.etcd.ca", When::Always, Class::C, code::k_ca_differs,
      "the node's etcd CA is not the bundle's: check the secrets bundle of TalosCluster {cluster}"},
-    {"cluster.aggregatorCA", When::Always, Class::C, "CADiffers",
+    {"cluster.aggregatorCA", When::Always, Class::C, code::k_ca_differs,
      "the node's aggregator CA is not the bundle's: check the secrets bundle of TalosCluster "
      "{cluster}"},
-    {"cluster.serviceAccount", When::Always, Class::C, "CADiffers",
+    {"cluster.serviceAccount", When::Always, Class::C, code::k_ca_differs,
      "the node's service-account key is not the bundle's: check the secrets bundle of "
      "TalosCluster {cluster}"},
-    {"machine.ca", When::Always, Class::C, "CADiffers",
+    {"machine.ca", When::Always, Class::C, code::k_ca_differs,
      "the node's Talos API CA is not the bundle's: check the secrets bundle of TalosCluster "
      "{cluster}"},
-    {"machine.acceptedCAs", When::Always, Class::C, "CADiffers",
+    {"machine.acceptedCAs", When::Always, Class::C, code::k_ca_differs,
      "the Talos API CAs the node accepts are not the bundle's: check the secrets bundle of "
      "TalosCluster {cluster}"},
-    {"cluster.id", When::Always, Class::C, "BundleDiffers", k_bundle_hint},
+    {"cluster.id", When::Always, Class::C, code::k_bundle_differs, k_bundle_hint},
 };
 
 bool matches(std::string_view rule, std::string_view path) {
@@ -307,22 +324,22 @@ Verdict classify(const Change& change, const Context& context) {
         values.proposed = doc::Value();
         const Class owner = classify(values, context).cls;
         if (owner == Class::B || owner == Class::C) {
-            return {Class::B, "Layout", std::string(k_layout_owned_hint)};
+            return {Class::B, std::string(code::k_layout), std::string(k_layout_owned_hint)};
         }
-        return {Class::A, "Layout", std::string(k_layout_note)};
+        return {Class::A, std::string(code::k_layout), std::string(k_layout_note)};
     }
     if (change.secret && change.proposed.is_null() && !change.current.is_null() &&
         !matches_any_bundle_path(change.dotted)) {
         // A credential the render does not carry at all (registry auth, an OIDC client secret, a
         // WireGuard key): outside the bundle, carried in a Secret the patch references.
-        return {Class::A, "Credential", std::string(k_credential_note)};
+        return {Class::A, std::string(code::k_credential), std::string(k_credential_note)};
     }
     if (change.secret && (change.dotted == "cluster.secretboxEncryptionSecret" ||
                           change.dotted == "cluster.aescbcEncryptionSecret")) {
         // At 1.14 the node's value is the whole EncryptionConfiguration of
         // KubeEtcdEncryptionConfig, digested: it may hold the bundle's secret in a form of the
         // owner's (an identity provider after it), which Ichor only matches in Talos's forms.
-        return {Class::C, std::string(vocab::code::k_secret_differs),
+        return {Class::C, std::string(code::k_secret_differs),
                 "{path} on the node is neither the bundle's secret of TalosCluster {cluster} nor "
                 "an EncryptionConfiguration (KubeEtcdEncryptionConfig.config) in a form Talos "
                 "writes for it (one secretbox or aescbc provider, no other provider such as "
@@ -330,25 +347,27 @@ Verdict classify(const Change& change, const Context& context) {
                 "Talos's form of the cluster's secret, or check the bundle"};
     }
     if (change.secret) {
-        return {Class::C, std::string(vocab::code::k_secret_differs),
+        return {Class::C, std::string(code::k_secret_differs),
                 "{path} on the node is not the secret of the bundle of TalosCluster {cluster}: a "
                 "secret cannot be captured; give the node the cluster's value, or check the "
                 "bundle"};
     }
     if (change.path.size() >= 2 && change.path[0] == "documents" && context.talos_minor != 0 &&
         !machineconfig::known_at(change.path[1], context.talos_minor)) {
-        return {Class::C, "UnknownDocument", std::string(k_unknown_document_hint)};
+        return {Class::C, std::string(code::k_unknown_document),
+                std::string(k_unknown_document_hint)};
     }
     if (change.path.size() >= 2 && change.path[0] == "documents" &&
         !machineconfig::find_kind(change.path[1])) {
-        return {Class::C, "UnknownDocument", std::string(k_unknown_document_hint)};
+        return {Class::C, std::string(code::k_unknown_document),
+                std::string(k_unknown_document_hint)};
     }
     for (const auto& r : k_rules) {
         if (matches(r.path, change.dotted) && holds(r.when, context, change)) {
             return {r.cls, std::string(r.code), std::string(r.hint)};
         }
     }
-    return {Class::A, "Captured", {}};
+    return {Class::A, std::string(code::k_captured), {}};
 }
 
 } // namespace ichor::drift

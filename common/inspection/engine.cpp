@@ -1,5 +1,6 @@
 #include "common/inspection/engine.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/inspection/fields.h"
 #include "common/inspection/status.h"
 #include "common/talos/client.h"
@@ -200,7 +201,7 @@ class NodeInspection {
             m_r.add(doc::Severity::Info,
                     m_r.address.text + ": in maintenance mode (certificate fingerprint " +
                         (fp.empty() ? "unknown" : fp) + ")",
-                    "Maintenance");
+                    vocab::code::k_maintenance);
         }
         finish();
     }

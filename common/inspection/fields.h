@@ -6,7 +6,9 @@
 #pragma once
 
 #include "common/doc/value.h"
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/machineconfig.h"
+#include "common/talos/errors.h"
 
 #include <span>
 #include <string_view>
@@ -149,8 +151,14 @@ inline constexpr std::string_view k_insecure = "insecure";
 inline constexpr std::string_view k_pinned = "pinned";
 inline constexpr std::string_view k_failed = "failed";
 } // namespace tls
+// status.trust.verdict; each but Member is also the code of the trust check's result.
 namespace verdict {
 inline constexpr std::string_view k_member = "Member";
+inline constexpr std::string_view k_other_cluster = vocab::code::k_other_cluster;
+inline constexpr std::string_view k_unknown_authority = talos::code::k_unknown_authority;
+inline constexpr std::string_view k_maintenance = vocab::code::k_maintenance;
+inline constexpr std::string_view k_unreachable = vocab::code::k_unreachable;
+inline constexpr std::string_view k_unknown = "Unknown"; // the cluster ID could not be read
 } // namespace verdict
 } // namespace field
 

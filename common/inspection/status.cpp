@@ -1,5 +1,6 @@
 #include "common/inspection/status.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/inspection/fields.h"
 #include "common/talos/errors.h"
 #include "common/talos/reach.h"
@@ -21,13 +22,13 @@ RunContext::RunContext(const Settings& s) : settings(s), access("none") {
     }
 }
 
-void NodeReading::add(doc::Severity sev, const std::string& message, const std::string& code) {
+void NodeReading::add(doc::Severity sev, const std::string& message, std::string_view code) {
     Value r = Value::object();
     r["severity"] = doc::severity_name(sev);
     r["message"] = message;
     r["resourceRef"] = doc::ref_of(item);
     Value tags = Value::object();
-    tags[std::string(doc::k_tag_code)] = code;
+    tags[std::string(doc::k_tag_code)] = std::string(code);
     tags[std::string(doc::k_tag_node)] = address.text;
     r["tags"] = std::move(tags);
     results.push_back(std::move(r));
@@ -118,7 +119,7 @@ void put_persistent(NodeReading& r, Replies& replies, const std::string& running
     auto parsed =
         machineconfig::parse(mc->yaml_marshalled(), r.address.text + ": persistent configuration");
     if (!parsed) {
-        r.add(doc::Severity::Warning, parsed.error().message, "MalformedConfig");
+        r.add(doc::Severity::Warning, parsed.error().message, vocab::code::k_malformed_config);
         return;
     }
     put(r.item, f::k_persistent_config) =
@@ -143,7 +144,8 @@ bool put_config(NodeReading& r, Replies& replies, machineconfig::Facts& facts) {
                     have_config = true;
                     put_persistent(r, replies, mc->yaml_marshalled());
                 } else {
-                    r.add(doc::Severity::Warning, parsed.error().message, "MalformedConfig");
+                    r.add(doc::Severity::Warning, parsed.error().message,
+                          vocab::code::k_malformed_config);
                 }
             }
         } else if (res.error().code == talos::code::k_permission_denied) {
@@ -229,7 +231,7 @@ std::string member_hex(std::uint64_t id) {
 void etcd_problem(NodeReading& r, const Error& e) {
     std::string problem = "etcd is not running or not answering (" + e.message + ")";
     put(r.item, f::k_etcd_problem) = problem;
-    r.add(doc::Severity::Warning, r.address.text + ": " + problem, "EtcdProblem");
+    r.add(doc::Severity::Warning, r.address.text + ": " + problem, vocab::code::k_etcd_problem);
 }
 
 } // namespace

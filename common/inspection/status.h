@@ -31,7 +31,7 @@ struct NodeReading {
     bool gone = false; // the node stopped answering: later replies are not looked at
 
     // A result naming the node and pointing at the item.
-    void add(doc::Severity severity, const std::string& message, const std::string& code);
+    void add(doc::Severity severity, const std::string& message, std::string_view code);
 };
 
 // The item before any reply: apiVersion, kind, name, spec (address, port, the talosconfig it was

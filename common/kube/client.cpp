@@ -1,5 +1,6 @@
 #include "common/kube/client.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/kube/status.h"
 #include "common/kube/transport.h"
 #include "common/util/strings.h"
@@ -7,12 +8,20 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
-#include <thread>
 
 namespace ichor::kube {
 
 namespace {
+
+// The clock's wall time to the second: an exec credential's expiry is read to the second
+// (parse_rfc3339), so it expires at the same instant as against the exact time. A time the clock
+// cannot tell counts as past every expiry.
+std::chrono::system_clock::time_point wall_now(util::Clock& clock) {
+    return parse_rfc3339(clock.now_rfc3339())
+        .value_or(std::chrono::system_clock::time_point::max());
+}
 
 struct Collected {
     std::string body;
@@ -80,21 +89,21 @@ Error transport_error(CURLcode rc, const char* errbuf, const RestConfig& cfg) {
     case CURLE_PEER_FAILED_VERIFICATION:
         return make_error(ErrorKind::Config, "TLS verification of " + server + " failed: " + detail,
                           "check certificate-authority and tls-server-name: " + view_hint,
-                          "TLSVerifyFailed");
+                          vocab::code::k_tls_verify_failed);
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
         return make_error(
             ErrorKind::Config, "TLS credentials for " + server + " cannot be used: " + detail,
             "check client-certificate, client-key and certificate-authority: " + view_hint,
-            "TLSClientCertificate");
+            vocab::code::k_tls_client_certificate);
     case CURLE_OPERATION_TIMEDOUT:
         return make_error(ErrorKind::Unreachable,
                           "cannot reach the Kubernetes API at " + server + ": " + detail,
-                          "kubectl cluster-info", "Timeout");
+                          "kubectl cluster-info", vocab::code::k_timeout);
     default:
         return make_error(ErrorKind::Unreachable,
                           "cannot reach the Kubernetes API at " + server + ": " + detail,
-                          "kubectl cluster-info", "Unreachable");
+                          "kubectl cluster-info", vocab::code::k_unreachable);
     }
 }
 
@@ -130,13 +139,8 @@ void init_curl_once() {
 Client::Client(RestConfig config, Environment env, ClientOptions opts)
     : m_config(std::move(config)), m_env(std::move(env)), m_opts(std::move(opts)) {
     init_curl_once();
-    if (!m_opts.sleep_ms) {
-        m_opts.sleep_ms = [](std::int64_t ms) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-        };
-    }
-    if (!m_opts.now) {
-        m_opts.now = [] { return std::chrono::system_clock::now(); };
+    if (m_opts.clock == nullptr) {
+        m_opts.clock = &util::system_clock();
     }
     m_curl = curl_easy_init();
 }
@@ -172,7 +176,7 @@ std::unique_ptr<Client> Client::clone() {
 }
 
 Status Client::ensure_credentials() {
-    if (!m_config.user.exec || (m_exec_cred && !m_exec_cred->expired(m_opts.now()))) {
+    if (!m_config.user.exec || (m_exec_cred && !m_exec_cred->expired(wall_now(*m_opts.clock)))) {
         return ok_status();
     }
     auto cred = run_exec_plugin(*m_config.user.exec, m_config.cluster, m_env, m_opts.exec_io);
@@ -266,7 +270,7 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
         return make_error(ErrorKind::Config,
                           m_config.source + ": server \"" + m_config.cluster.server +
                               "\" is not a URL (or libcurl failed to start)",
-                          "kubectl config view --minify", "KubeconfigInvalid");
+                          "kubectl config view --minify", vocab::code::k_kubeconfig_invalid);
     }
     curl_easy_reset(h); // keeps the connection cache
     char errbuf[CURL_ERROR_SIZE] = {0};
@@ -317,7 +321,8 @@ Result<Response> Client::perform(const std::string& method, const std::string& p
                           method + " " + path + " on " + m_config.cluster.server +
                               ": the response is larger than " +
                               size_text(m_opts.max_response_bytes) + "; it was not read",
-                          "kubectl get --raw '" + path + "' | wc -c", "ResponseTooLarge");
+                          "kubectl get --raw '" + path + "' | wc -c",
+                          vocab::code::k_response_too_large);
     }
     if (rc != CURLE_OK) {
         return transport_error(rc, errbuf, m_config);
@@ -354,7 +359,8 @@ Result<Response> Client::request(const std::string& method, const std::string& p
                          (r->status >= 500 && !r->retry_after.empty() && wait.has_value());
         if (retriable && attempt < m_opts.max_attempts) {
             long secs = wait.value_or(1);
-            m_opts.sleep_ms(std::clamp<std::int64_t>(secs * 1000, 0, m_opts.max_retry_wait_ms));
+            m_opts.clock->sleep_ms(
+                std::clamp<std::int64_t>(secs * 1000, 0, m_opts.max_retry_wait_ms));
             continue;
         }
         return r;
@@ -379,7 +385,7 @@ Result<doc::Value> Client::call(const std::string& method, const std::string& pa
                           method + " " + m_config.cluster.server + path +
                               ": the answer is not JSON (content type " +
                               (r->content_type.empty() ? "unset" : r->content_type) + ")",
-                          "kubectl cluster-info", "BadResponse");
+                          "kubectl cluster-info", vocab::code::k_bad_response);
     }
     return v;
 }

@@ -24,10 +24,10 @@
 #include "common/kube/config.h"
 #include "common/kube/exec_plugin.h"
 #include "common/kube/paths.h"
+#include "common/util/clock.h"
 #include "common/util/env.h"
 #include "common/util/result.h"
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -50,8 +50,9 @@ struct ClientOptions {
     std::string user_agent = "kubectl-ichor";
     WarningSink on_warning; // API server warnings; kubectl prints "Warning: <text>"
     ExecIo exec_io;
-    std::function<void(std::int64_t ms)> sleep_ms;              // tests replace it
-    std::function<std::chrono::system_clock::time_point()> now; // tests replace it
+    // The pause before a retry and the wall clock an exec credential's expiry is read against
+    // (its RFC 3339 seconds); null: the system clock. Tests give a fake one: nothing sleeps.
+    util::Clock* clock = nullptr;
 };
 
 struct ListOptions {

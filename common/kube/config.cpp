@@ -17,7 +17,8 @@ namespace {
 const char* const k_hint_contexts = "kubectl config get-contexts";
 
 Error config_error(std::string message, std::string hint = {}) {
-    return make_error(ErrorKind::Config, std::move(message), std::move(hint), "KubeconfigInvalid");
+    return make_error(ErrorKind::Config, std::move(message), std::move(hint),
+                      vocab::code::k_kubeconfig_invalid);
 }
 
 // A reader's limit refusal (common/doc/limits.h) keeps its code and hint: it is not a malformed

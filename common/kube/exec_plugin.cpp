@@ -1,5 +1,6 @@
 #include "common/kube/exec_plugin.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/kube/process.h"
 #include "common/util/strings.h"
 
@@ -11,7 +12,7 @@ namespace ichor::kube {
 
 namespace {
 
-Error plugin_error(const ExecConfig& exec, const std::string& what, const char* code,
+Error plugin_error(const ExecConfig& exec, const std::string& what, std::string_view code,
                    std::string hint = {}) {
     if (hint.empty()) {
         hint = "run the plugin by hand to see its output: " + exec.command +
@@ -111,7 +112,7 @@ std::string exec_info_json(const ExecConfig& exec, const ClusterConfig& cluster,
 }
 
 Result<ExecCredential> parse_exec_credential(std::string_view out, const ExecConfig& exec) {
-    const char* code = "ExecPluginBadReply";
+    const std::string_view code = vocab::code::k_exec_plugin_bad_reply;
     doc::Value v = doc::Value::parse(out, nullptr, false);
     if (v.is_discarded() || !v.is_object()) {
         std::string shown(util::trim(out).substr(0, 60));
@@ -172,7 +173,7 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
     bool interactive = io.stdin_is_terminal && exec.interactive_mode != "Never";
     if (exec.interactive_mode == "Always" && !interactive) {
         return plugin_error(exec, "interactiveMode is Always but standard input is not a terminal",
-                            "ExecPluginInteractive",
+                            vocab::code::k_exec_plugin_interactive,
                             "run the command from a terminal, without piping into it");
     }
     auto path = find_executable(exec.command, exec.base_dir, env.get_or("PATH", ""));
@@ -182,7 +183,7 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
                 ? std::string(util::trim(exec.install_hint))
                 : "install " + exec.command + ", or correct the command in the kubeconfig";
         return plugin_error(exec, "executable \"" + exec.command + "\" not found",
-                            "ExecPluginNotFound", hint);
+                            vocab::code::k_exec_plugin_not_found, hint);
     }
     ProcessSpec spec;
     spec.path = *path;
@@ -195,7 +196,7 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
     spec.max_output_bytes = io.max_output_bytes;
     auto res = run_process(spec);
     if (!res) {
-        return plugin_error(exec, res.error().message, "ExecPluginFailed");
+        return plugin_error(exec, res.error().message, vocab::code::k_exec_plugin_failed);
     }
     std::string detail = res->err.empty() ? "" : ": " + last_line(res->err);
     if (res->output_too_large) {
@@ -203,18 +204,19 @@ Result<ExecCredential> run_exec_plugin(const ExecConfig& exec, const ClusterConf
                             "\"" + exec.command + "\" wrote more than " +
                                 std::to_string(io.max_output_bytes) +
                                 " bytes; it was stopped and its output not read",
-                            "ExecPluginFailed");
+                            vocab::code::k_exec_plugin_failed);
     }
     if (res->timed_out) {
         return plugin_error(exec,
                             "\"" + exec.command + "\" did not finish within " +
                                 util::format_duration_ms(spec.timeout_ms) + detail,
-                            "ExecPluginFailed");
+                            vocab::code::k_exec_plugin_failed);
     }
     if (res->exit_code != 0) {
         std::string how = res->signal != 0 ? "was killed by signal " + std::to_string(res->signal)
                                            : "exited with status " + std::to_string(res->exit_code);
-        return plugin_error(exec, "\"" + exec.command + "\" " + how + detail, "ExecPluginFailed");
+        return plugin_error(exec, "\"" + exec.command + "\" " + how + detail,
+                            vocab::code::k_exec_plugin_failed);
     }
     return parse_exec_credential(res->out, exec);
 }

@@ -10,44 +10,44 @@ namespace ichor::kube {
 namespace {
 
 std::string reason_for_http(long code) {
-    static const std::map<long, std::string> k_reasons = {
-        {400, "BadRequest"},
-        {401, "Unauthorized"},
-        {403, "Forbidden"},
-        {404, "NotFound"},
-        {405, "MethodNotAllowed"},
-        {406, "NotAcceptable"},
-        {409, "Conflict"},
-        {410, "Gone"},
-        {413, "RequestEntityTooLarge"},
-        {415, "UnsupportedMediaType"},
-        {422, "Invalid"},
-        {429, "TooManyRequests"},
-        {500, "InternalError"},
-        {503, "ServiceUnavailable"},
-        {504, "Timeout"},
+    static const std::map<long, std::string_view> k_reasons = {
+        {400, reason::k_bad_request},
+        {401, reason::k_unauthorized},
+        {403, reason::k_forbidden},
+        {404, reason::k_not_found},
+        {405, reason::k_method_not_allowed},
+        {406, reason::k_not_acceptable},
+        {409, reason::k_conflict},
+        {410, reason::k_gone},
+        {413, reason::k_request_entity_too_large},
+        {415, reason::k_unsupported_media_type},
+        {422, reason::k_invalid},
+        {429, reason::k_too_many_requests},
+        {500, reason::k_internal_error},
+        {503, reason::k_service_unavailable},
+        {504, reason::k_timeout},
     };
     auto it = k_reasons.find(code);
-    return it == k_reasons.end() ? "Unknown" : it->second;
+    return std::string(it == k_reasons.end() ? reason::k_unknown : it->second);
 }
 
 ErrorKind kind_for(const std::string& reason, long http) {
-    static const std::map<std::string, ErrorKind> k_kinds = {
-        {"Unauthorized", ErrorKind::Config},
-        {"Forbidden", ErrorKind::Config},
-        {"NotFound", ErrorKind::Config},
-        {"AlreadyExists", ErrorKind::Config},
-        {"Conflict", ErrorKind::Config},
-        {"Invalid", ErrorKind::Config},
-        {"BadRequest", ErrorKind::Config},
-        {"Gone", ErrorKind::Config},
-        {"Expired", ErrorKind::Config},
-        {"RequestEntityTooLarge", ErrorKind::Config},
-        {"TooManyRequests", ErrorKind::Unreachable},
-        {"ServiceUnavailable", ErrorKind::Unreachable},
-        {"ServerTimeout", ErrorKind::Unreachable},
-        {"Timeout", ErrorKind::Unreachable},
-        {"InternalError", ErrorKind::Unreachable},
+    static const std::map<std::string_view, ErrorKind, std::less<>> k_kinds = {
+        {reason::k_unauthorized, ErrorKind::Config},
+        {reason::k_forbidden, ErrorKind::Config},
+        {reason::k_not_found, ErrorKind::Config},
+        {reason::k_already_exists, ErrorKind::Config},
+        {reason::k_conflict, ErrorKind::Config},
+        {reason::k_invalid, ErrorKind::Config},
+        {reason::k_bad_request, ErrorKind::Config},
+        {reason::k_gone, ErrorKind::Config},
+        {reason::k_expired, ErrorKind::Config},
+        {reason::k_request_entity_too_large, ErrorKind::Config},
+        {reason::k_too_many_requests, ErrorKind::Unreachable},
+        {reason::k_service_unavailable, ErrorKind::Unreachable},
+        {reason::k_server_timeout, ErrorKind::Unreachable},
+        {reason::k_timeout, ErrorKind::Unreachable},
+        {reason::k_internal_error, ErrorKind::Unreachable},
     };
     auto it = k_kinds.find(reason);
     if (it != k_kinds.end()) {

@@ -3,6 +3,7 @@
 // and whose message is the API server's own sentence, so callers branch on `code`, never on text.
 #pragma once
 
+#include "common/doc/vocabulary.h"
 #include "common/util/result.h"
 
 #include <optional>
@@ -12,13 +13,28 @@
 
 namespace ichor::kube {
 
-// The Status reasons that callers compare (the codes of status_error's Errors).
+// The Status reasons (the codes of status_error's Errors): those that callers compare, and those
+// that an HTTP status without a Status body stands for (client-go's reasons of each status).
 namespace reason {
 inline constexpr std::string_view k_not_found = "NotFound";
 inline constexpr std::string_view k_already_exists = "AlreadyExists";
 inline constexpr std::string_view k_forbidden = "Forbidden";
 inline constexpr std::string_view k_gone = "Gone";
 inline constexpr std::string_view k_expired = "Expired";
+inline constexpr std::string_view k_conflict = "Conflict";
+inline constexpr std::string_view k_bad_request = "BadRequest";
+inline constexpr std::string_view k_unauthorized = "Unauthorized";
+inline constexpr std::string_view k_method_not_allowed = "MethodNotAllowed";
+inline constexpr std::string_view k_not_acceptable = "NotAcceptable";
+inline constexpr std::string_view k_request_entity_too_large = "RequestEntityTooLarge";
+inline constexpr std::string_view k_unsupported_media_type = "UnsupportedMediaType";
+inline constexpr std::string_view k_invalid = "Invalid";
+inline constexpr std::string_view k_too_many_requests = "TooManyRequests";
+inline constexpr std::string_view k_internal_error = "InternalError";
+inline constexpr std::string_view k_service_unavailable = "ServiceUnavailable";
+inline constexpr std::string_view k_server_timeout = "ServerTimeout";
+inline constexpr std::string_view k_timeout = vocab::code::k_timeout; // a 504, as a client timeout
+inline constexpr std::string_view k_unknown = "Unknown";              // a status none of these
 } // namespace reason
 
 // The request a response answered, for messages and hints.

@@ -1,5 +1,6 @@
 #include "common/machineconfig/machineconfig.h"
 
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
@@ -39,13 +40,13 @@ Result<Config> parse(std::string_view text, std::string_view source) {
         if (!d.is_object()) {
             return make_error(ErrorKind::Usage,
                               std::string(source) + ": a configuration document is not a mapping",
-                              "", "MalformedConfig");
+                              "", vocab::code::k_malformed_config);
         }
         c.documents.push_back(std::move(d));
     }
     if (c.documents.empty()) {
         return make_error(ErrorKind::Usage, std::string(source) + ": the configuration is empty",
-                          "", "MalformedConfig");
+                          "", vocab::code::k_malformed_config);
     }
     return c;
 }

@@ -14,7 +14,7 @@ using doc::Value;
 
 namespace {
 
-constexpr std::string_view k_code = "PatchDoesNotApply";
+constexpr std::string_view k_code = vocab::code::k_patch_does_not_apply;
 
 Error patch_error(std::string message) {
     return make_error(ErrorKind::Findings, std::move(message), "", std::string(k_code));

@@ -1,6 +1,7 @@
 #include "common/render/render.h"
 
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/machineconfig/layout.h"
 #include "common/util/strings.h"
 
@@ -14,8 +15,8 @@ using objects::PatchView;
 
 namespace {
 
-Error config_error(std::string message, std::string code = "BadCluster") {
-    return make_error(ErrorKind::Config, std::move(message), "", std::move(code));
+Error config_error(std::string message, std::string_view code = vocab::code::k_bad_cluster) {
+    return make_error(ErrorKind::Config, std::move(message), "", code);
 }
 
 std::string minor_of(std::string_view version) {
@@ -514,7 +515,7 @@ Result<std::vector<Value>> generate(const Input& in) {
         return config_error("version contract \"" + contract + "\" of TalosCluster " +
                                 (in.cluster ? in.cluster->name : std::string()) +
                                 " is not one this render knows (1.12, 1.13, 1.14)",
-                            "UnsupportedContract");
+                            vocab::code::k_unsupported_contract);
     }
     bool cp = in.role == "controlplane" || in.role == "init";
     if (contract == "1.14") {
@@ -572,7 +573,7 @@ Result<std::vector<SecretValue>> secret_values(const Value& p) {
     auto bad = [](size_t i, const std::string& why) {
         return make_error(ErrorKind::Findings,
                           "spec.secretValues[" + std::to_string(i) + "]: " + why, "",
-                          "PatchDoesNotApply");
+                          vocab::code::k_patch_does_not_apply);
     };
     if (!sv->is_array()) {
         return bad(0, "not a list");
@@ -655,7 +656,8 @@ Status resolve_secret_values(Patch& patch, const std::vector<SecretValue>& value
         if (!value || value->empty()) {
             return make_error(ErrorKind::Findings,
                               "spec.secretValues: Secret " + v.secret + " has no key " + v.key,
-                              "kubectl get secret " + v.secret, "SecretValueMissing");
+                              "kubectl get secret " + v.secret,
+                              vocab::code::k_secret_value_missing);
         }
         Patch::Step* target = nullptr;
         for (auto& step : patch.steps) {
@@ -669,7 +671,7 @@ Status resolve_secret_values(Patch& patch, const std::vector<SecretValue>& value
                                   (v.kind.empty() ? std::string("v1alpha1") : v.kind) +
                                   (v.name.empty() ? "" : " " + v.name) + " with " +
                                   util::join(v.path, "."),
-                              "", "SecretValueMissing");
+                              "", vocab::code::k_secret_value_missing);
         }
     }
     return ok_status();

@@ -344,7 +344,7 @@ Status wait_nodes_ready(const AdoptWorld& w, std::int64_t timeout_ms) {
                           util::format_duration_ms(timeout_ms) + ": " + util::join(waiting, ", "),
                       "kubectl -n kube-system get pods -l k8s-app=cilium; rerun adopt to resume "
                       "(the machines stay held)",
-                      "CniNotReady");
+                      vocab::code::k_cni_not_ready);
 }
 
 Outcome write_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, const AdoptWorld& w,

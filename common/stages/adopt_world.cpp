@@ -165,7 +165,7 @@ Result<Value> get_cluster(IchorObjects& objects, const std::string& name) {
         return make_error(ErrorKind::Config,
                           "TalosCluster \"" + name + "\" not found in namespace \"" + objects.ns() +
                               "\"",
-                          "kubectl get talosclusters -A", "ClusterNotFound");
+                          "kubectl get talosclusters -A", vocab::code::k_cluster_not_found);
     }
     return c;
 }
@@ -194,7 +194,8 @@ Result<std::vector<talos::Address>> cluster_nodes(const std::vector<std::string>
     if (nodes.empty()) {
         return make_error(ErrorKind::Usage,
                           "no nodes: the talosconfig context names none and --nodes is not given",
-                          "kubectl ichor adopt --talosconfig FILE --nodes CP1,CP2,W1,...", "Usage");
+                          "kubectl ichor adopt --talosconfig FILE --nodes CP1,CP2,W1,...",
+                          vocab::code::k_usage);
     }
     std::vector<talos::Address> out;
     for (const auto& text : nodes) {

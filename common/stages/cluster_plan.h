@@ -30,7 +30,7 @@ struct Node {
 struct Refusals {
     doc::ResourceList& list;
     int count = 0;
-    void add(const std::string& message, const std::string& code, const std::string& hint,
+    void add(const std::string& message, std::string_view code, const std::string& hint,
              const Value* ref = nullptr) {
         Value tags = Value::object();
         if (!hint.empty()) {

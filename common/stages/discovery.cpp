@@ -1,6 +1,7 @@
 #include "common/stages/discovery.h"
 
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/kube/status.h"
 #include "common/stages/trust.h"
@@ -76,8 +77,9 @@ void configured(doc::ResourceList& list, const Value& item, const DiscoveryAddOp
                         lead + "; it carries the PKI of cluster " + o.cluster +
                             ": add it with --add-machine; hint: " + adopt +
                             " (kubectl ichor reclaim is for a machine of another cluster)",
-                        "ThisCluster", &item, node_tags(a, adopt));
-    } else if (verdict == "OtherCluster" || verdict == "UnknownAuthority") {
+                        vocab::code::k_this_cluster, &item, node_tags(a, adopt));
+    } else if (verdict == f::verdict::k_other_cluster ||
+               verdict == f::verdict::k_unknown_authority) {
         const std::string whose = inspection::View(item).cluster_name();
         list.add_result(doc::Severity::Warning,
                         lead + "; another cluster configured it" +
@@ -85,11 +87,11 @@ void configured(doc::ResourceList& list, const Value& item, const DiscoveryAddOp
                             ": reset and add it with reclaim; hint: " + reclaim +
                             " (kubectl ichor adopt --add-machine is for a machine of this "
                             "cluster's PKI)",
-                        "OtherCluster", &item, node_tags(a, reclaim));
+                        vocab::code::k_other_cluster, &item, node_tags(a, reclaim));
     } else {
         list.add_result(doc::Severity::Warning,
-                        lead + " (the trust check could not tell whose it is)" + both, "Configured",
-                        &item, node_tags(a));
+                        lead + " (the trust check could not tell whose it is)" + both,
+                        vocab::code::k_configured, &item, node_tags(a));
     }
 }
 
@@ -102,7 +104,8 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
             return failed(make_error(ErrorKind::Config,
                                      "TalosCluster \"" + o.cluster +
                                          "\" not found in namespace \"" + objects.ns() + "\"",
-                                     "kubectl get talosclusters -A", "ClusterNotFound"));
+                                     "kubectl get talosclusters -A",
+                                     vocab::code::k_cluster_not_found));
         }
         return failed(cluster.error());
     }
@@ -112,7 +115,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
         list.add_result(doc::Severity::Info,
                         a + ": already in spec.discovery.addresses of TalosCluster " + o.cluster +
                             "; " + std::string(vocab::k_nothing_written),
-                        "AlreadyListed", nullptr, node_tags(a));
+                        vocab::code::k_already_listed, nullptr, node_tags(a));
     } else {
         l.entries.push_back(discovery_entry(o.address));
         Value patch = Value::object();
@@ -126,7 +129,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
         now = *patched;
         list.add_result(doc::Severity::Info,
                         a + ": added to spec.discovery.addresses of TalosCluster " + o.cluster,
-                        "Added", nullptr, node_tags(a));
+                        vocab::code::k_added, nullptr, node_tags(a));
     }
     list.items.push_back(now);
     Value results = Value::array();
@@ -137,7 +140,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
         list.add_result(doc::Severity::Info,
                         a + ": is in maintenance mode: discovery records it as a pending "
                             "TalosMachine at its next pass; approve it then",
-                        "Maintenance", &item,
+                        vocab::code::k_maintenance, &item,
                         node_tags(a, "kubectl get talosmachines -n " + objects.ns() + " -w"));
     } else if (mode == f::mode::k_configured) {
         configured(list, item, o);
@@ -152,7 +155,7 @@ Outcome add(doc::ResourceList& list, const DiscoveryAddOptions& o) {
         list.add_result(doc::Severity::Warning,
                         a + ": did not answer" + (why.empty() ? std::string() : " (" + why + ")") +
                             "; discovery probes it at each pass",
-                        "Unreachable", &item, node_tags(a));
+                        vocab::code::k_unreachable, &item, node_tags(a));
     }
     Outcome out;
     out.done = 1;

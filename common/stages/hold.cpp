@@ -1,6 +1,7 @@
 #include "common/stages/hold.h"
 
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
@@ -185,7 +186,7 @@ Status check_plan_writable(const doc::ResourceList& plan) {
                 " error result(s) (refused or blocked machines); " +
                 std::string(vocab::k_nothing_written),
             "read them with: kubectl ichor inspect -f PLAN -o table; fix them and plan again",
-            "PlanHasErrors");
+            vocab::code::k_plan_has_errors);
     }
     for (const auto& item : plan.items) {
         if (is_created_kind(item)) {
@@ -225,7 +226,8 @@ void remove_object(IchorObjects& objects, const std::string& plural_name, const 
     } else {
         ++out.done;
         list.add_result(doc::Severity::Info,
-                        "removed " + obj.value("kind", "") + " " + name_of(obj), "Removed", &obj);
+                        "removed " + obj.value("kind", "") + " " + name_of(obj),
+                        vocab::code::k_removed, &obj);
     }
 }
 
@@ -277,7 +279,7 @@ Outcome abort_held(doc::ResourceList& list, const AbortOptions& o) {
                 "hold abort removes an adoption only while every machine is held; remove "
                 "machines one by one with kubectl ichor hold abort --cluster " +
                     o.cluster + " --machine NAME",
-                "AlreadyReleased"));
+                vocab::code::k_already_released));
         }
     }
     Outcome out;

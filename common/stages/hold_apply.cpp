@@ -1,5 +1,6 @@
 // hold apply: the plan checked against the cluster and the nodes, the backups, then the writes.
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/kube/status.h"
 #include "common/machineconfig/machineconfig.h"
@@ -133,7 +134,7 @@ Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
                               std::string(vocab::k_nothing_written),
                           "plan again with this release: kubectl ichor drift --cluster NAME -f "
                           "TRUSTED",
-                          "NoPlanBasis");
+                          vocab::code::k_no_plan_basis);
     }
     auto changed = changed_objects(plan, *basis, *o.objects);
     if (!changed) {
@@ -179,7 +180,7 @@ Result<std::vector<FreshConfig>> read_and_check(const doc::ResourceList& plan,
                               std::string(vocab::k_nothing_written),
                           "plan again: kubectl ichor inspect ADDRESS... | kubectl ichor "
                           "trustcheck --cluster NAME | kubectl ichor drift --cluster NAME",
-                          "StalePlan");
+                          vocab::code::k_stale_plan);
     }
     return fresh;
 }
@@ -188,19 +189,19 @@ Status backup_folder(const std::string& dir) {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         return make_error(ErrorKind::Io,
                           "cannot create the backup folder " + dir + ": " + std::strerror(errno),
-                          "", "BackupFailed");
+                          "", vocab::code::k_backup_failed);
     }
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         return make_error(ErrorKind::Io, "the backup folder " + dir + " is not a folder", "",
-                          "BackupFailed");
+                          vocab::code::k_backup_failed);
     }
     if ((st.st_mode & 077) != 0) {
         return make_error(ErrorKind::Config,
                           "the backup folder " + dir +
                               " can be entered by group or others, and backups hold secrets; " +
                               std::string(vocab::k_nothing_written),
-                          "chmod 700 " + dir, "BackupFolderOpen");
+                          "chmod 700 " + dir, vocab::code::k_backup_folder_open);
     }
     return ok_status();
 }
@@ -391,7 +392,7 @@ void report(Written& w, const Value& item, const std::string& default_ns, doc::R
         list.add_result(doc::Severity::Error,
                         what + " already exists and was not written by this plan; it was left "
                                "as it is",
-                        "Conflict", &item);
+                        kube::reason::k_conflict, &item);
         return;
     case Written::End::Failed:
         if (!first_failure) {
@@ -404,11 +405,11 @@ void report(Written& w, const Value& item, const std::string& default_ns, doc::R
 Status check_bundle_given(const doc::ResourceList& list, const ApplyOptions& o) {
     for (const auto& item : list.items) {
         if (is_bundle_secret(item) && o.bundle == nullptr) {
-            return make_error(ErrorKind::Usage,
-                              "the plan creates the bundle Secret " + name_of(item) +
-                                  ", and no secrets bundle was given; " +
-                                  std::string(vocab::k_nothing_written),
-                              "kubectl ichor hold apply -f PLAN --secrets-bundle FILE", "NoBundle");
+            return make_error(
+                ErrorKind::Usage,
+                "the plan creates the bundle Secret " + name_of(item) +
+                    ", and no secrets bundle was given; " + std::string(vocab::k_nothing_written),
+                "kubectl ichor hold apply -f PLAN --secrets-bundle FILE", vocab::code::k_no_bundle);
         }
     }
     return ok_status();
@@ -466,7 +467,7 @@ Outcome hold_apply(doc::ResourceList& list, const ApplyOptions& o) {
             list.add_result(doc::Severity::Error,
                             node + ": refused or blocked by the plan (its results say why); " +
                                 std::string(vocab::k_nothing_written) + " for it",
-                            "StoppedByPlan", nullptr, tags);
+                            vocab::code::k_stopped_by_plan, nullptr, tags);
         }
         std::vector<const Value*> items;
         for (const auto& item : plan.items) {

@@ -1,5 +1,6 @@
 // hold release: each held machine's zero-drift check, its release, and the wait for Ready.
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/stages/credentials.h"
@@ -92,7 +93,7 @@ Status zero_drift(const Value& machine, PlanOptions& po, const ReleaseOptions& o
                 ": the live zero-drift check failed; the hold stays: " + util::join(problems, "; "),
             "kubectl ichor inspect " + addr->text + " | kubectl ichor trustcheck --cluster " +
                 o.cluster + " | kubectl ichor drift --cluster " + o.cluster,
-            "DriftSincePlan");
+            vocab::code::k_drift_since_plan);
     }
     return ok_status();
 }
@@ -125,10 +126,11 @@ Status wait_ready(const std::string& name, std::size_t index, std::size_t total,
         }
         clock.sleep_ms(500);
     }
-    return make_error(
-        ErrorKind::Unreachable,
-        name + ": not Ready within " + util::format_duration_ms(o.timeout_ms) + " (" + last + ")",
-        "kubectl get talosmachine -n " + o.objects->ns() + " " + name + " -o yaml", "Timeout");
+    return make_error(ErrorKind::Unreachable,
+                      name + ": not Ready within " + util::format_duration_ms(o.timeout_ms) + " (" +
+                          last + ")",
+                      "kubectl get talosmachine -n " + o.objects->ns() + " " + name + " -o yaml",
+                      vocab::code::k_timeout);
 }
 
 // The bytes of a node's MachineConfig resource, as the node returned them.
@@ -283,7 +285,8 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
             if (st) {
                 ++out.done;
                 step(o.report, name + " is Ready");
-                list.add_result(doc::Severity::Info, name + ": released and Ready", "Released", m);
+                list.add_result(doc::Severity::Info, name + ": released and Ready",
+                                vocab::code::k_released, m);
             } else {
                 ++out.stopped;
                 list.add_result(doc::Severity::Error,
@@ -295,7 +298,7 @@ Outcome release(doc::ResourceList& list, const ReleaseOptions& o) {
     }
     if (held.empty()) {
         list.add_result(doc::Severity::Info, "no held machine of cluster " + o.cluster,
-                        "NothingHeld");
+                        vocab::code::k_nothing_held);
     }
     return out;
 }

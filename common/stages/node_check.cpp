@@ -1,6 +1,7 @@
 #include "common/stages/node_check.h"
 
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/machineconfig/layout.h"
 #include "common/machineconfig/machineconfig.h"
@@ -199,7 +200,7 @@ void report_failure(doc::ResourceList& plan, const Check& c, const NodeCheckOpti
         plan.add_result(doc::Severity::Error,
                         who + ": the node rejects the rendered configuration: " + node_words(e) +
                             "; this machine is blocked; hint: " + hint,
-                        "NodeRejected", c.machine, tags);
+                        vocab::code::k_node_rejected, c.machine, tags);
         return;
     }
     unreachable = talos::node_gone(e.code);
@@ -211,7 +212,7 @@ void report_failure(doc::ResourceList& plan, const Check& c, const NodeCheckOpti
     plan.add_result(doc::Severity::Error,
                     who + ": the node could not check the plan: " + e.message +
                         "; this machine is blocked; hint: " + hint,
-                    "NodeCheckFailed", c.machine, tags);
+                    vocab::code::k_node_check_failed, c.machine, tags);
 }
 
 // The items of `a` that no item of `b` names the same fact as.
@@ -253,7 +254,7 @@ void report_install(doc::ResourceList& plan, const Check& c, const std::string& 
                         " with the TalosMachine's (its disk, image and wipe, read from the node): "
                         "Talos reads them only to install or upgrade, so the running node does "
                         "not change",
-                    "InstallReplaced", c.machine, node_tags(c));
+                    vocab::code::k_install_replaced, c.machine, node_tags(c));
 }
 
 // The node's changes against the plan's class B list: a warning when they disagree.
@@ -306,7 +307,7 @@ bool report(doc::ResourceList& plan, const Check& c, const NodeCheckOptions& o,
     for (const auto& w : c.answer->warnings) {
         text += "; the node warns: " + w;
     }
-    plan.add_result(doc::Severity::Info, text, "NodeCheck", c.machine, tags);
+    plan.add_result(doc::Severity::Info, text, vocab::code::k_node_check, c.machine, tags);
     report_install(plan, c, who, changes, class_b);
     compare_with_plan(plan, c, o, who, changes, class_b);
     return true;

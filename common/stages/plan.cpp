@@ -68,11 +68,11 @@ struct NodePlan {
     Value credentials; // the Secret of the patch's credentials, or null (credentials.h)
 };
 
-void add(NodePlan& n, doc::Severity sev, std::string message, std::string code,
+void add(NodePlan& n, doc::Severity sev, std::string message, std::string_view code,
          Value tags = Value::object()) {
     Value r = Value::object();
     r["message"] = std::move(message);
-    r["code"] = std::move(code);
+    r["code"] = std::string(code);
     r["tags"] = std::move(tags);
     n.results.emplace_back(sev, std::move(r));
 }
@@ -105,9 +105,9 @@ Value hint_tags(const NodePlan& n, const std::string& hint) {
     return t;
 }
 
-void refuse(NodePlan& n, std::string message, std::string code, const std::string& hint) {
+void refuse(NodePlan& n, std::string message, std::string_view code, const std::string& hint) {
     n.outcome = "refused";
-    add(n, doc::Severity::Error, message + (hint.empty() ? "" : "; hint: " + hint), std::move(code),
+    add(n, doc::Severity::Error, message + (hint.empty() ? "" : "; hint: " + hint), code,
         hint_tags(n, hint));
 }
 
@@ -150,7 +150,7 @@ bool already_adopted(NodePlan& n, const std::string& uuid, const PlanOptions& o)
                 ") has UUID " + uuid + " but is " + approval +
                 ", not approved, so the node is added; that record is stale for a node " +
                 "that runs a configuration; hint: " + hint,
-            "StaleMachine", hint_tags(n, hint));
+            vocab::code::k_stale_machine, hint_tags(n, hint));
     }
     return false;
 }
@@ -183,13 +183,13 @@ bool versions_ok(NodePlan& n, const View& node, const render::ClusterSpec& c) {
         refuse(n,
                n.address + ": Talos version \"" + talos +
                    "\" is unknown to this release (it knows v1.12, v1.13 and v1.14)",
-               "UnknownTalosVersion",
+               vocab::code::k_unknown_talos_version,
                "upgrade kubectl-ichor, or read the node with kubectl ichor inspect " + n.address);
         return false;
     }
     if (v->minor < k_talos_floor_minor) {
         refuse(n, n.address + ": runs Talos " + talos + "; adoption needs Talos v1.12 or later",
-               "TalosTooOld",
+               vocab::code::k_talos_too_old,
                "talosctl upgrade --nodes " + n.address +
                    " --image ghcr.io/siderolabs/installer:v1.12.11");
         return false;
@@ -214,7 +214,7 @@ bool versions_ok(NodePlan& n, const View& node, const render::ClusterSpec& c) {
                     whose + " (it supports " + range +
                     "); the machine is adopted as it runs, and an upgrade "
                     "is refused until the pair is compatible",
-                "UnsupportedKubernetesVersion", hint_tags(n, ""));
+                vocab::code::k_unsupported_kubernetes_version, hint_tags(n, ""));
         }
     }
     return true;
@@ -365,7 +365,7 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
             n,
             n.address +
                 ": its Inspection carries no configuration (read it with an os:admin talosconfig)",
-            "NoConfiguration",
+            vocab::code::k_no_configuration,
             "kubectl ichor credentials " + o.cluster + " > tc; kubectl ichor inspect " + n.address +
                 " --talosconfig tc");
         return;
@@ -380,7 +380,7 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
         add(n, doc::Severity::Error,
             n.address + ": " + rendered.error().message +
                 "; this machine is blocked; hint: " + hint,
-            rendered.error().code.empty() ? "RenderFailed" : rendered.error().code,
+            rendered.error().code.empty() ? vocab::code::k_render_failed : rendered.error().code,
             hint_tags(n, hint));
         return;
     }
@@ -452,7 +452,7 @@ bool staged_ok(NodePlan& n, const View& node) {
                util::join(paths, ", ") +
                "; adopting it now would replace what was staged. Reboot the node into the staged "
                "configuration, or apply the running one again",
-           "StagedConfig",
+           vocab::code::k_staged_config,
            "talosctl -n " + node.address() + " reboot; or talosctl -n " + node.address() +
                " get machineconfig v1alpha1 -o jsonpath='{.spec}' > running.yaml && talosctl -n " +
                node.address() + " apply-config --mode no-reboot -f running.yaml");
@@ -494,13 +494,13 @@ bool hardware_ok(NodePlan& n, const View& node) {
     bool ok = true;
     for (auto& f : machineconfig::check_hardware(documents_of(node.config()), disks, links)) {
         if (f.kind == machineconfig::HardwareFinding::Kind::InstallDisk) {
-            refuse(n, n.address + ": " + f.message, "InstallDiskMissing",
+            refuse(n, n.address + ": " + f.message, vocab::code::k_install_disk_missing,
                    "talosctl -n " + node.address() +
                        " get disks; then correct machine.install in the node's configuration");
             ok = false;
         } else {
-            add(n, doc::Severity::Warning, n.address + ": " + f.message, "UnknownLink",
-                hint_tags(n, ""));
+            add(n, doc::Severity::Warning, n.address + ": " + f.message,
+                vocab::code::k_unknown_link, hint_tags(n, ""));
         }
     }
     return ok;
@@ -511,7 +511,7 @@ void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, con
                 std::set<std::string>& names) {
     const std::string verdict = node.trust_verdict();
     if (verdict.empty()) {
-        refuse(n, n.address + ": not trust-checked", "NotTrustChecked",
+        refuse(n, n.address + ": not trust-checked", vocab::code::k_not_trust_checked,
                "kubectl ichor trustcheck --cluster " + o.cluster +
                    " -f FILE | kubectl ichor drift --cluster " + o.cluster);
         return;
@@ -524,7 +524,8 @@ void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, con
         refuse(n,
                n.address + ": was trust-checked against cluster \"" + checked + "\", not \"" +
                    o.cluster + "\"",
-               "TrustedForOtherCluster", "kubectl ichor trustcheck --cluster " + o.cluster);
+               vocab::code::k_trusted_for_other_cluster,
+               "kubectl ichor trustcheck --cluster " + o.cluster);
         return;
     }
     const std::string uuid = node.uuid();
@@ -542,7 +543,7 @@ void check_node(NodePlan& n, const View& node, const render::ClusterSpec& c, con
     if (n.role.empty()) {
         refuse(n,
                n.address + ": its role \"" + node.role() + "\" is neither controlplane nor worker",
-               "UnknownRole", "");
+               vocab::code::k_unknown_role, "");
         return;
     }
     n.name = machine_name(node.hostname(), uuid);
@@ -575,7 +576,7 @@ void control_plane_count(std::vector<NodePlan>& nodes, const render::ClusterSpec
                        " control planes, more than its spec.controlPlane.count " +
                        std::to_string(c.control_plane_count) + "; " +
                        std::string(vocab::k_nothing_written) + " for it: raise the count first",
-                   "ControlPlaneCount",
+                   vocab::code::k_control_plane_count,
                    "kubectl patch taloscluster " + c.name + " -n " + o.ns +
                        " --type merge -p '{\"spec\":{\"controlPlane\":{\"count\":" + want + "}}}'");
             continue;
@@ -749,7 +750,7 @@ Outcome plan_nodes(doc::ResourceList& list, const PlanOptions& o) {
             "TalosCluster " + cluster->name + ": version contract \"" + cluster->version_contract +
                 "\" is not one this release renders (1.12, 1.13, 1.14)",
             "kubectl get taloscluster " + cluster->name + " -n " + o.ns + " -o yaml",
-            "UnsupportedContract"));
+            vocab::code::k_unsupported_contract));
     }
     drop_planned_objects(list);
     std::vector<NodePlan> nodes;

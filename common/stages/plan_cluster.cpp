@@ -74,7 +74,7 @@ const Node* check_cluster(const std::vector<Node>& nodes, const ClusterPlanOptio
     if (cp != nullptr && !valid_name(name)) {
         refuse.add("the cluster's name \"" + name +
                        "\" is not a valid TalosCluster name (a DNS-1123 label)",
-                   "InvalidClusterName", "name the TalosCluster: --cluster NAME");
+                   vocab::code::k_invalid_cluster_name, "name the TalosCluster: --cluster NAME");
     }
     check_cni(o.cni, list, refuse);
     return refuse.count > 0 ? nullptr : cp;
@@ -231,7 +231,7 @@ void choose_patches(doc::ResourceList& list, const std::vector<Planned>& work,
                         "configuration (" +
                             util::join(problems, "; ") +
                             "); one machine-layer patch per machine instead",
-                        "LayersDidNotVerify");
+                        vocab::code::k_layers_did_not_verify);
         return;
     }
     patches = std::move(layers.patches);
@@ -248,7 +248,7 @@ void choose_patches(doc::ResourceList& list, const std::vector<Planned>& work,
                         ", " + count(layers.role_patches, "role-layer patch") + ", " +
                         count(layers.machine_patches, "machine-layer patch") + ": " +
                         util::join(layers.lines, "; "),
-                    "Layers");
+                    vocab::code::k_layers);
 }
 
 bool is_control_plane(const Value* m) {
@@ -302,7 +302,7 @@ bool check_rerun(doc::ResourceList& list, const std::vector<Value>& created,
         refuse.add("TalosCluster " + name + " already exists in namespace " + o.ns +
                        (theirs.empty() ? " and was not written by an adoption"
                                        : " from an adoption with another plan"),
-                   "ClusterExists",
+                   vocab::code::k_cluster_exists,
                    "add machines to it with kubectl ichor adopt --cluster " + name +
                        " --add-machine ADDRESS; an earlier adoption left held is removed with "
                        "kubectl ichor hold abort --cluster " +
@@ -313,7 +313,7 @@ bool check_rerun(doc::ResourceList& list, const std::vector<Value>& created,
                     "TalosCluster " + name +
                         " exists from this plan: the adoption resumes (objects already "
                         "written are skipped, held machines are released)",
-                    "Resume");
+                    vocab::code::k_resume);
     return true;
 }
 
@@ -350,8 +350,8 @@ Outcome nothing_to_adopt(doc::ResourceList& list) {
 // TalosCluster, plan each machine, layer their captures, order the objects, check a rerun.
 Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     if (o.bundle == nullptr) {
-        return failed(
-            make_error(ErrorKind::Config, "plan_cluster: no secrets bundle", "", "NoBundle"));
+        return failed(make_error(ErrorKind::Config, "plan_cluster: no secrets bundle", "",
+                                 vocab::code::k_no_bundle));
     }
     drop_planned(list);
     Refusals refuse{list};
@@ -373,7 +373,8 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     if (!spec) {
         refuse.add("the TalosCluster built from " + cp->address +
                        " cannot be rendered: " + spec.error().message,
-                   "ClusterUnreadable", "kubectl ichor inspect " + cp->address + " -o yaml");
+                   vocab::code::k_cluster_unreadable,
+                   "kubectl ichor inspect " + cp->address + " -o yaml");
         return refused(nodes);
     }
     MachinePlans mp;

@@ -74,8 +74,8 @@ bool read_nodes(doc::ResourceList& list, std::vector<Node>& nodes, Refusals& ref
                            (v.mode().empty() ? std::string("unknown") : v.mode()) +
                            "); a whole-cluster adoption reads every node with the cluster's "
                            "os:admin talosconfig",
-                       "NodeNotRead", "kubectl ichor inspect " + n.address + " --talosconfig FILE",
-                       &item);
+                       vocab::code::k_node_not_read,
+                       "kubectl ichor inspect " + n.address + " --talosconfig FILE", &item);
             nodes.push_back(std::move(n));
             continue;
         }
@@ -99,7 +99,7 @@ void check_identity(const std::vector<Node>& nodes, Refusals& refuse) {
     if (control_planes == 0) {
         refuse.add("no control plane among the nodes given (" + node_list_flag(nodes) +
                        "): a cluster is adopted from its control planes and workers together",
-                   "NoControlPlane",
+                   vocab::code::k_no_control_plane,
                    "name every node of the cluster: kubectl ichor adopt --nodes CP1,CP2,W1,... "
                    "--cni-unmanaged --plan");
     }
@@ -111,7 +111,8 @@ void check_identity(const std::vector<Node>& nodes, Refusals& refuse) {
         }
         refuse.add("the nodes belong to " + std::to_string(by_id.size()) +
                        " clusters: " + util::join(groups, "; "),
-                   "ClusterIDs", "adopt each cluster on its own: kubectl ichor adopt --nodes ...");
+                   vocab::code::k_cluster_ids,
+                   "adopt each cluster on its own: kubectl ichor adopt --nodes ...");
     }
     if (by_version.size() > 1) {
         std::vector<std::string> groups;
@@ -120,7 +121,7 @@ void check_identity(const std::vector<Node>& nodes, Refusals& refuse) {
                              addresses_of(ns));
         }
         refuse.add("the nodes run more than one Talos version: " + util::join(groups, "; "),
-                   "TalosVersions",
+                   vocab::code::k_talos_versions,
                    "upgrade every node to one version first (talosctl upgrade --nodes ...), "
                    "then adopt");
     }
@@ -131,27 +132,28 @@ void check_identity(const std::vector<Node>& nodes, Refusals& refuse) {
         if (!minor.starts_with("1.") || m < 0) {
             refuse.add("Talos version \"" + ver + "\" of " + addresses_of(ns) +
                            " is unknown to this release (it knows v1.12, v1.13 and v1.14)",
-                       "UnknownTalosVersion", "upgrade kubectl-ichor");
+                       vocab::code::k_unknown_talos_version, "upgrade kubectl-ichor");
         } else if (m < 12) {
             refuse.add(addresses_of(ns) + ": run" + (ns.size() == 1 ? "s" : "") + " Talos " + ver +
                            "; adoption needs Talos v1.12 or later",
-                       "TalosTooOld",
+                       vocab::code::k_talos_too_old,
                        "talosctl upgrade --nodes " + addresses_of(ns) +
                            " --image ghcr.io/siderolabs/installer:v1.12.11");
         } else if (supported_kubernetes(m).first == 0) {
             refuse.add("Talos version \"" + ver + "\" of " + addresses_of(ns) +
                            " is unknown to this release (it knows v1.12, v1.13 and v1.14)",
-                       "UnknownTalosVersion", "upgrade kubectl-ichor");
+                       vocab::code::k_unknown_talos_version, "upgrade kubectl-ichor");
         }
     }
     for (const auto& n : nodes) {
         const Value* cas = at(*n.item, inspection::field::k_accepted_cas.dotted);
         if (cas != nullptr && cas->is_array() && !cas->empty()) {
-            refuse.add(
-                n.address + ": a Talos CA rotation is under way (machine.acceptedCAs holds " +
-                    std::to_string(cas->size()) +
-                    " CA(s) besides machine.ca); the bundle would not stay valid",
-                "CARotation", "finish the rotation first (talosctl rotate-ca), then adopt", n.item);
+            refuse.add(n.address +
+                           ": a Talos CA rotation is under way (machine.acceptedCAs holds " +
+                           std::to_string(cas->size()) +
+                           " CA(s) besides machine.ca); the bundle would not stay valid",
+                       vocab::code::k_ca_rotation,
+                       "finish the rotation first (talosctl rotate-ca), then adopt", n.item);
         }
     }
 }
@@ -179,7 +181,7 @@ void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
         if (!v.etcd_problem().empty()) {
             unhealthy.push_back(n);
             refuse.add(n->address + ": its etcd member is not healthy (" + v.etcd_problem() + ")",
-                       "EtcdUnhealthy",
+                       vocab::code::k_etcd_unhealthy,
                        "talosctl -n " + n->address + " service etcd; adopt once it is healthy",
                        n->item);
         } else if (members == nullptr && v.etcd_members() != nullptr) {
@@ -189,7 +191,8 @@ void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
     if (members == nullptr) {
         refuse.add("etcd has no quorum: no control plane answered the etcd member list (" +
                        addresses_of(cps) + ")",
-                   "NoQuorum", "talosctl -n " + cps.front()->address + " etcd members");
+                   vocab::code::k_no_quorum,
+                   "talosctl -n " + cps.front()->address + " etcd members");
         return;
     }
     std::set<std::string> member_hosts;
@@ -215,14 +218,15 @@ void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
     if (!strangers.empty()) {
         refuse.add("etcd has members that are not among the control planes given: " +
                        util::join(strangers, ", "),
-                   "EtcdMembers",
+                   vocab::code::k_etcd_members,
                    "name every control plane with --nodes, or remove the stale member: "
                    "talosctl -n " +
                        cps.front()->address + " etcd remove-member ID");
     }
     if (!outside.empty()) {
         refuse.add("control plane(s) " + addresses_of(outside) + " are not etcd members",
-                   "EtcdMembers", "talosctl -n " + outside.front()->address + " etcd members");
+                   vocab::code::k_etcd_members,
+                   "talosctl -n " + outside.front()->address + " etcd members");
     }
     const std::size_t total = member_hosts.size();
     std::size_t healthy = 0;
@@ -233,7 +237,7 @@ void check_etcd(const std::vector<Node>& nodes, Refusals& refuse) {
     if (total > 0 && healthy <= total / 2) {
         refuse.add("etcd has no quorum: " + std::to_string(healthy) + " of " +
                        std::to_string(total) + " members are healthy",
-                   "NoQuorum", "restore etcd before adopting (talosctl etcd status)");
+                   vocab::code::k_no_quorum, "restore etcd before adopting (talosctl etcd status)");
     }
 }
 
@@ -248,7 +252,7 @@ void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& 
                        (o.ichor_api_missing.empty() ? std::string("no ichor.maesh.dev/v1alpha1")
                                                     : o.ichor_api_missing) +
                        ")",
-                   "IchorAPINotServed",
+                   vocab::code::k_ichor_api_not_served,
                    "install Ichor's CRDs first: kubectl apply -f deploy/crds/ (from the Ichor "
                    "release), or install Ichor with its Helm chart");
     }
@@ -258,15 +262,15 @@ void check_kubernetes(const std::vector<Node>& nodes, const ClusterPlanOptions& 
         if (k == nullptr) {
             refuse.add(n.address + " (" + n.hostname +
                            "): the cluster's Kubernetes API has no Node for it",
-                       "NoKubernetesNode",
+                       vocab::code::k_no_kubernetes_node,
                        "check that the kubeconfig is this cluster's: kubectl get nodes -o wide",
                        n.item);
         } else if (condition_status(*k, vocab::k_condition_ready) != "True" &&
                    !(o.cni.no_cni && network_not_ready(*k))) {
             refuse.add(n.address + ": Node " + text_at(*k, "metadata.name") +
                            " is NotReady; a cluster is adopted healthy",
-                       "NodeNotReady", "kubectl describe node " + text_at(*k, "metadata.name"),
-                       n.item);
+                       vocab::code::k_node_not_ready,
+                       "kubectl describe node " + text_at(*k, "metadata.name"), n.item);
         }
     }
 }
@@ -282,7 +286,7 @@ void check_nodes_instead(const std::vector<Node>& nodes, const ClusterPlanOption
                         " members, " + std::to_string(k_discovery_endpoint_cap) +
                         " endpoints each), so its list may be partial: the nodes given were "
                         "compared with the Kubernetes Node list instead",
-                    "MembersCapped");
+                    vocab::code::k_members_capped);
     std::set<const Value*> matched;
     const KubeNodeIndex kube_nodes(o.kube_nodes);
     for (const auto& n : nodes) {
@@ -297,7 +301,7 @@ void check_nodes_instead(const std::vector<Node>& nodes, const ClusterPlanOption
     if (!missing.empty()) {
         refuse.add("the cluster's Kubernetes API lists Node(s) missing from the nodes given: " +
                        util::join(missing, ", "),
-                   "NodesMissing",
+                   vocab::code::k_nodes_missing,
                    "name every node of the cluster: kubectl ichor adopt --nodes " +
                        node_list_flag(nodes) + ",...");
     }
@@ -338,14 +342,14 @@ void check_members(const std::vector<Node>& nodes, const ClusterPlanOptions& o,
     if (!missing.empty()) {
         refuse.add("Talos discovery lists member(s) missing from the nodes given: " +
                        util::join(missing, ", "),
-                   "MembersMissing",
+                   vocab::code::k_members_missing,
                    "name every node of the cluster: kubectl ichor adopt --nodes " +
                        node_list_flag(nodes) + ",...");
     }
     if (!strangers.empty()) {
         refuse.add("address(es) " + util::join(strangers, ", ") +
                        " are not members of the cluster by Talos discovery",
-                   "NotMembers", "talosctl get members; drop them from --nodes");
+                   vocab::code::k_not_members, "talosctl get members; drop them from --nodes");
     }
 }
 
@@ -358,15 +362,15 @@ void check_cni(const ClusterCni& c, doc::ResourceList& list, Refusals& refuse) {
                             (c.evidence.empty()
                                  ? std::string()
                                  : " (evidence: " + util::join(c.evidence, "; ") + ")"),
-                        "CniDetected");
+                        vocab::code::k_cni_detected);
     }
     if (!c.refusal.empty()) {
-        refuse.add(c.refusal, c.refusal_code.empty() ? "CniRefused" : c.refusal_code,
+        refuse.add(c.refusal, c.refusal_code.empty() ? vocab::code::k_cni_refused : c.refusal_code,
                    c.refusal_hint);
         return;
     }
     if (c.preset.empty()) {
-        refuse.add("the CNI of the cluster is not decided", "CNIUndecided",
+        refuse.add("the CNI of the cluster is not decided", vocab::code::k_cni_undecided,
                    "rerun with --cni-unmanaged (spec.cni.preset: unmanaged, immutable)");
         return;
     }
@@ -406,11 +410,11 @@ void check_cni(const ClusterCni& c, doc::ResourceList& list, Refusals& refuse) {
         list.add_result(doc::Severity::Info,
                         "cni: the preflight finds no difference between the live Cilium and "
                         "Ichor's render with these values",
-                        "CiliumPreflight");
+                        vocab::code::k_cilium_preflight);
     } else if (!c.accept_diff) {
         refuse.add("cni: the live Cilium differs from Ichor's render in " + std::to_string(diffs) +
                        " value(s) (above); " + std::string(vocab::k_nothing_written),
-                   "CiliumDiffRefused",
+                   vocab::code::k_cilium_diff_refused,
                    "set them in a values file (--cilium-values FILE), or accept the "
                    "differences with --accept-cilium-diff");
     }

@@ -1,6 +1,7 @@
 #include "common/stages/reclaim.h"
 
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/util/strings.h"
 
@@ -70,9 +71,9 @@ std::set<std::string> mac_set(const Value* list) {
     return out;
 }
 
-Error refusal(std::string message, std::string hint, std::string code,
+Error refusal(std::string message, std::string hint, std::string_view code,
               ErrorKind kind = ErrorKind::Findings) {
-    return make_error(kind, std::move(message), std::move(hint), std::move(code));
+    return make_error(kind, std::move(message), std::move(hint), code);
 }
 
 // The reason inside an Inspection's etcd problem: "etcd is not running or not answering (R)" -> R.
@@ -128,7 +129,7 @@ Status check_quorum(const View& node, const PeerHealth& peers, const AssessOptio
             "add another control plane to " + in_quotes(cluster_name) +
                 " first; if the cluster is to end, reset the node yourself: talosctl -n " +
                 o.address + " reset --graceful=false --reboot",
-            "LastControlPlane");
+            vocab::code::k_last_control_plane);
     }
     int remaining = voting - 1;
     int need = remaining / 2 + 1;
@@ -156,7 +157,7 @@ Status check_quorum(const View& node, const PeerHealth& peers, const AssessOptio
             std::to_string(need) + " started, but only " + std::to_string(started) +
             " answer (not answering: " + util::join(silent, ", ") + ")",
         "bring the etcd members that do not answer back first (talosctl -n HOST service etcd)",
-        "QuorumBreak");
+        vocab::code::k_quorum_break);
 }
 
 } // namespace
@@ -238,7 +239,7 @@ Status check_resettable(const View& node, const Known& known, bool weak, const A
                            in_quotes(o.cluster) + " through discovery and approval",
                        "add " + a + " to spec.discovery.addresses of TalosCluster " + o.cluster +
                            ", then approve its TalosMachine",
-                       "Maintenance");
+                       vocab::code::k_maintenance);
     }
     if (node.tls_outcome() == f::tls::k_unknown_authority) {
         return refusal(a + ": its Talos API certificate is not signed by the CA of the "
@@ -252,8 +253,8 @@ Status check_resettable(const View& node, const Known& known, bool weak, const A
     if (access.find("os:admin") == std::string::npos) {
         return refusal(a + ": a reset needs os:admin, and the talosconfig's certificate has " +
                            (access.empty() || access == "none" ? std::string("no role") : access),
-                       "use an os:admin talosconfig of the node's cluster", "NotAdmin",
-                       ErrorKind::Config);
+                       "use an os:admin talosconfig of the node's cluster",
+                       vocab::code::k_not_admin, ErrorKind::Config);
     }
     const std::string uuid = node.uuid();
     const std::string serial = node.serial();
@@ -263,7 +264,8 @@ Status check_resettable(const View& node, const Known& known, bool weak, const A
             return refusal(a + ": is an Ichor machine: TalosMachine " + name + " of cluster " +
                                in_quotes(MachineView(m).cluster()) + " is approved with its UUID " +
                                uuid + "; reclaim does not reset a machine Ichor manages",
-                           "kubectl get talosmachine " + name + " -o yaml", "IchorMachine");
+                           "kubectl get talosmachine " + name + " -o yaml",
+                           vocab::code::k_ichor_machine);
         }
     }
     return ok_status();
@@ -279,7 +281,7 @@ Status assess_etcd(const View& node, const PeerHealth& peers, const AssessOption
             return q;
         }
         if (o.force_ungraceful) {
-            a.warnings.push_back({"ForceUngracefulUnused",
+            a.warnings.push_back({std::string(vocab::code::k_force_ungraceful_unused),
                                   "--force-ungraceful is not used: etcd of cluster " +
                                       in_quotes(name) +
                                       " answers and keeps its quorum, so the reset is graceful"});
@@ -294,12 +296,13 @@ Status assess_etcd(const View& node, const PeerHealth& peers, const AssessOption
                            " does not exist any more: kubectl ichor reclaim " + o.address +
                            " --talosconfig " + (o.talosconfig.empty() ? "FILE" : o.talosconfig) +
                            " --cluster " + o.cluster + " --force-ungraceful",
-                       "EtcdProblem");
+                       vocab::code::k_etcd_problem);
     }
     a.graceful = false;
-    a.warnings.push_back({"Ungraceful", "cluster " + in_quotes(name) +
-                                            " is treated as not existing, so its quorum cannot be "
-                                            "checked and the reset is not graceful"});
+    a.warnings.push_back({std::string(vocab::code::k_ungraceful),
+                          "cluster " + in_quotes(name) +
+                              " is treated as not existing, so its quorum cannot be "
+                              "checked and the reset is not graceful"});
     return ok_status();
 }
 
@@ -318,7 +321,7 @@ Result<Assessment> assess(const Value& item, const Known& known, const PeerHealt
     for (const auto& c : known.clusters) {
         if (!id.empty() && c.cluster_id == id) {
             a.warnings.push_back(
-                {"ManagedCluster",
+                {std::string(vocab::code::k_managed_cluster),
                  o.address + ": node belongs to cluster " + in_quotes(name) +
                      ", which Ichor already manages; a reset is not needed: add it to that Ichor "
                      "cluster with kubectl ichor adopt --cluster " +
@@ -413,7 +416,7 @@ Registration plan_registration(const Value& machines, const Value& maint,
             continue;
         }
         if (MachineView(m).cluster() != o.cluster) {
-            r.warnings.push_back({"SameUUIDElsewhere",
+            r.warnings.push_back({std::string(vocab::code::k_same_uuid_elsewhere),
                                   "TalosMachine " + doc::get_string(m, "metadata.name") +
                                       " of cluster " + in_quotes(MachineView(m).cluster()) + " (" +
                                       approval_of(m) + ") has the same UUID; it is left as it is"});

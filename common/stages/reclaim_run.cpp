@@ -1,12 +1,14 @@
 // The reclaim flow (stages::reclaim) and its network side: the node over common/talos, the
 // registry over common/kube. The decisions it calls are in reclaim.cpp.
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/inspection/view.h"
 #include "common/kube/status.h"
 #include "common/stages/inspect.h"
 #include "common/stages/reclaim.h"
 #include "common/stages/sources.h"
 #include "common/talos/errors.h"
+#include "common/talos/reach.h"
 #include "common/util/strings.h"
 
 #include <algorithm>
@@ -27,8 +29,8 @@ std::string in_quotes(const std::string& s) {
     return "\"" + s + "\"";
 }
 
-Error refusal(std::string message, std::string hint, std::string code) {
-    return make_error(ErrorKind::Findings, std::move(message), std::move(hint), std::move(code));
+Error refusal(std::string message, std::string hint, std::string_view code) {
+    return make_error(ErrorKind::Findings, std::move(message), std::move(hint), code);
 }
 
 // The object as printed: without metadata.managedFields, as kubectl shows it.
@@ -89,7 +91,7 @@ struct Flow {
             ui.report->step(line);
         }
     }
-    void warning(const std::string& line, const std::string& code) {
+    void warning(const std::string& line, std::string_view code) {
         if (ui.report != nullptr) {
             ui.report->warning(line);
         }
@@ -99,12 +101,12 @@ struct Flow {
     }
     void warning(const Finding& f) { warning(f.message, f.code); }
     // An info result about the node (and no line: the caller says it).
-    void note(const std::string& line, const std::string& code, Value tags = Value::object()) {
+    void note(const std::string& line, std::string_view code, Value tags = Value::object()) {
         tags[std::string(doc::k_tag_node)] = o.address.text;
         out.list.add_result(doc::Severity::Info, line, code, nullptr, std::move(tags));
     }
     // The registration happened: the step line and its result.
-    void done(const std::string& line, const std::string& code) {
+    void done(const std::string& line, std::string_view code) {
         step(line);
         note(line, code);
         out.registered = true;
@@ -126,8 +128,9 @@ struct Flow {
         if (!e.hint.empty()) {
             tags[std::string(vocab::k_tag_hint)] = e.hint;
         }
-        out.list.add_result(doc::Severity::Error, e.message, e.code.empty() ? "Failed" : e.code,
-                            nullptr, std::move(tags));
+        out.list.add_result(doc::Severity::Error, e.message,
+                            e.code.empty() ? vocab::code::k_failed : e.code, nullptr,
+                            std::move(tags));
         out.failure = std::move(e);
         return std::move(out);
     }
@@ -158,13 +161,13 @@ struct Flow {
                                "the node's UUID; "
                                "nothing was reset",
                            "kubectl ichor reclaim " + a + " ... --confirm-uuid UUID",
-                           "ConfirmationRequired");
+                           vocab::code::k_confirmation_required);
         }
         if (lower(*typed) != lower(uuid)) {
             return refusal(a + ": the UUID typed (" +
                                (typed->empty() ? std::string("nothing") : *typed) +
                                ") is not the node's (" + uuid + "); nothing was reset",
-                           "", "ConfirmationMismatch");
+                           "", vocab::code::k_confirmation_mismatch);
         }
         if (weakness.empty()) {
             return ok_status();
@@ -172,7 +175,7 @@ struct Flow {
         warning(a + ": its UUID " + (uuid.empty() ? std::string("(none)") : uuid) +
                     " cannot identify one machine (" + weakness +
                     "): confirm its serial number as well",
-                "WeakUUID");
+                vocab::code::k_weak_uuid);
         auto typed_serial =
             answer(o.confirm_serial, "To reset " + a + ", type its serial number: ");
         if (!typed_serial) {
@@ -180,13 +183,13 @@ struct Flow {
                 a + ": no terminal to confirm the serial number on: pass --confirm-serial with the "
                     "node's serial number as well; nothing was reset",
                 "kubectl ichor reclaim " + a + " ... --confirm-uuid UUID --confirm-serial SERIAL",
-                "ConfirmationRequired");
+                vocab::code::k_confirmation_required);
         }
         if (util::trim(*typed_serial) != util::trim(serial)) {
             return refusal(a + ": the serial number typed (" +
                                (typed_serial->empty() ? std::string("nothing") : *typed_serial) +
                                ") is not the node's (" + serial + "); nothing was reset",
-                           "", "ConfirmationMismatch");
+                           "", vocab::code::k_confirmation_mismatch);
         }
         return ok_status();
     }
@@ -232,7 +235,7 @@ struct Flow {
         return make_error(ErrorKind::Unreachable,
                           a + " did not come back in maintenance mode within " + limit +
                               " (last: " + last + "); the reset was sent (actor ID " + actor + ")",
-                          "kubectl ichor inspect " + a + " --insecure", "Timeout");
+                          "kubectl ichor inspect " + a + " --insecure", vocab::code::k_timeout);
     }
 
     ReclaimOutcome register_machine(const Value& maint) {
@@ -264,7 +267,7 @@ struct Flow {
             done("created pending TalosMachine " + r.name + " (fingerprint " + fingerprint +
                      "); approve it: kubectl patch talosmachine " + r.name + " -n " + o.ns +
                      " --type merge -p '{\"spec\":{\"approval\":\"Approved\"}}'",
-                 "Registered");
+                 vocab::code::k_registered);
             return std::move(out);
         }
         case Registration::Action::Discovery: {
@@ -277,7 +280,7 @@ struct Flow {
                             ", so discovery does not probe it and pending TalosMachine " + r.name +
                             " keeps the old fingerprint; add it: kubectl ichor discovery add " + a +
                             " --cluster " + o.cluster + " -n " + o.ns,
-                        "NotInDiscovery");
+                        vocab::code::k_not_in_discovery);
             }
             done("pending TalosMachine " + r.name + " records maintenance fingerprint " +
                      (r.old_fingerprint.empty() ? std::string("(none)") : r.old_fingerprint) +
@@ -285,17 +288,17 @@ struct Flow {
                      ": discovery re-records its fingerprint, disks and links at its next pass "
                      "(Event MaintenanceIdentityRefreshed); " +
                      std::string(vocab::k_nothing_written) + " to it by reclaim",
-                 "LeftToDiscovery");
+                 vocab::code::k_left_to_discovery);
             return std::move(out);
         }
         case Registration::Action::Unchanged:
             out.list.items.push_back(shown(r.machine));
-            done(r.why, "Unchanged");
+            done(r.why, vocab::code::k_unchanged);
             return std::move(out);
         case Registration::Action::Left:
             out.list.items.push_back(shown(r.machine));
             return fail(make_error(ErrorKind::Partial, a + ": the node was reset, but " + r.why, "",
-                                   "NotRegistered"));
+                                   vocab::code::k_not_registered));
         }
         return std::move(out);
     }
@@ -304,8 +307,9 @@ struct Flow {
     // typed confirmation. Returns the Inspection and the assessment, or the refusal.
     Result<std::pair<Value, Assessment>> decide() {
         const std::string& a = o.address.text;
-        auto known =
-            reg.known([this](std::string_view w) { warning(std::string(w), "BundleUnreadable"); });
+        auto known = reg.known([this](std::string_view w) {
+            warning(std::string(w), vocab::code::k_bundle_unreadable);
+        });
         if (!known) {
             return known.error();
         }
@@ -319,7 +323,7 @@ struct Flow {
             return make_error(ErrorKind::Config,
                               "TalosCluster " + in_quotes(o.cluster) + " not found in namespace " +
                                   in_quotes(o.ns),
-                              "kubectl get talosclusters -A", "ClusterNotFound");
+                              "kubectl get talosclusters -A", vocab::code::k_cluster_not_found);
         }
         step("Inspect " + a + " with talosconfig context " + in_quotes(o.context_name) +
              " (each call gives up after " + util::format_duration_ms(o.call_timeout_ms) + ")");
@@ -332,7 +336,7 @@ struct Flow {
             auto e = first_error(results);
             return e ? *e
                      : make_error(ErrorKind::Unreachable, a + ": could not be read", "",
-                                  "Unreachable");
+                                  vocab::code::k_unreachable);
         }
         PeerHealth peers;
         if (View(item).etcd_problem().empty()) {
@@ -376,7 +380,7 @@ struct Flow {
         if (!actor) {
             return fail(actor.error().wrap(a + ": the reset was not accepted"));
         }
-        note(a + ": the reset was accepted (actor ID " + *actor + ")", "Reset");
+        note(a + ": the reset was accepted (actor ID " + *actor + ")", vocab::code::k_reset);
         auto maint = wait_for_maintenance(*actor);
         if (!maint) {
             return fail(maint.error());
@@ -385,11 +389,11 @@ struct Flow {
         const std::string uuid = View(item).uuid();
         const std::string now_uuid = View(*maint).uuid();
         if (lower(now_uuid) != lower(uuid)) {
-            return fail(
-                make_error(ErrorKind::Partial,
-                           a + ": the node in maintenance mode has UUID " + now_uuid +
-                               ", not the reset machine's " + uuid + "; nothing was registered",
-                           "kubectl ichor inspect " + a + " --insecure", "IdentityChanged"));
+            return fail(make_error(
+                ErrorKind::Partial,
+                a + ": the node in maintenance mode has UUID " + now_uuid +
+                    ", not the reset machine's " + uuid + "; nothing was registered",
+                "kubectl ichor inspect " + a + " --insecure", vocab::code::k_identity_changed));
         }
         const std::string back =
             a + " is in maintenance mode; its new maintenance certificate fingerprint is " +
@@ -397,7 +401,7 @@ struct Flow {
         step(back);
         Value fp_tag = Value::object();
         fp_tag[std::string(k_tag_fingerprint)] = fingerprint;
-        note(back, "Maintenance", std::move(fp_tag));
+        note(back, vocab::code::k_maintenance, std::move(fp_tag));
         return register_machine(*maint);
     }
 };
@@ -431,15 +435,13 @@ class TalosNode final : public ReclaimNode {
         io.call_timeout_ms = m_d.call_timeout_ms;
         return inspect_node(m_d.address, io, results);
     }
+    // The node is dialled itself (reclaim takes no --endpoints); a member is asked through it,
+    // the node as the endpoint of that one read (`node` metadata: talos::reach_for decides both).
     bool member_answers(const std::string& host) override {
-        talos::DialOptions opts = talos::mutual_tls(m_d.context, m_d.call_timeout_ms);
-        opts.node = host;
-        talos::NodeClient c(m_d.address, opts);
-        return c.etcd_status().ok();
+        return reach(m_d.address).client({host, host}).etcd_status().ok();
     }
     Result<std::string> reset(const talos::ResetOptions& options) override {
-        talos::NodeClient c(m_d.address, talos::mutual_tls(m_d.context, m_d.call_timeout_ms));
-        return c.reset(options);
+        return reach(std::nullopt).client(m_d.address).reset(options);
     }
     Result<Value> probe_maintenance(std::int64_t timeout_ms) override {
         InspectOptions io;
@@ -454,10 +456,14 @@ class TalosNode final : public ReclaimNode {
             return *e;
         }
         return make_error(ErrorKind::Unreachable, m_d.address.text + ": no answer", "",
-                          "Unreachable");
+                          vocab::code::k_unreachable);
     }
 
   private:
+    [[nodiscard]] talos::Reach reach(const std::optional<talos::Address>& through) const {
+        return talos::reach_for(&m_d.context, false, through, m_d.call_timeout_ms);
+    }
+
     NodeDial m_d;
 };
 

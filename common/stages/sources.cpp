@@ -2,6 +2,7 @@
 
 #include "common/doc/limits.h"
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/kube/status.h"
 #include "common/machineconfig/machineconfig.h"
 #include "common/talos/client.h"
@@ -33,7 +34,7 @@ Result<doc::Value> get_cluster(kube::Client& kube, const std::string& name, cons
         if (c.error().code == kube::reason::k_not_found) {
             return make_error(ErrorKind::Config,
                               "TalosCluster \"" + name + "\" not found in namespace \"" + ns + "\"",
-                              "kubectl get talosclusters -A", "ClusterNotFound");
+                              "kubectl get talosclusters -A", vocab::code::k_cluster_not_found);
         }
         return c.error();
     }
@@ -58,7 +59,7 @@ Result<bundle::Bundle> recover(const BundleSource& s, const talos::TalosContext*
                                const Warn& warn) {
     if (ctx == nullptr) {
         return make_error(ErrorKind::Config, "--recover-secrets needs a talosconfig with os:admin",
-                          "add --talosconfig FILE", "NoTalosconfig");
+                          "add --talosconfig FILE", vocab::code::k_no_talosconfig);
     }
     auto addr = talos::parse_address(s.recover_from);
     if (!addr) {
@@ -132,7 +133,7 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
     }
     if (kube == nullptr || cluster == nullptr) {
         return make_error(ErrorKind::Config, "no secrets bundle: no cluster to read it from",
-                          "give --secrets-bundle FILE", "NoBundle");
+                          "give --secrets-bundle FILE", vocab::code::k_no_bundle);
     }
     std::string ns = doc::get_string(*cluster, "metadata.namespace");
     std::string name = ClusterView(*cluster).bundle_secret();
@@ -142,7 +143,7 @@ Result<bundle::Bundle> load_bundle(const BundleSource& s, const talos::TalosCont
                           "TalosCluster " + doc::get_string(*cluster, "metadata.name") +
                               " has no spec.secretsBundleRef",
                           "give --secrets-bundle FILE or --recover-secrets --recover-from ADDRESS",
-                          "NoBundle");
+                          vocab::code::k_no_bundle);
     }
     auto secret = kube->get(kube::secret_path(ns, name));
     if (!secret) {

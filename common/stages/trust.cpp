@@ -50,12 +50,12 @@ Verdict judge(const inspection::View& node, const bundle::Bundle& b, const Trust
         "added with kubectl ichor reclaim)";
 
     if (mode == f::mode::k_unreachable || mode.empty()) {
-        return {"Unreachable",
+        return {std::string(f::verdict::k_unreachable),
                 address + ": not checked: the node could not be read (see its inspect result)",
                 "kubectl ichor inspect " + address + " --talosconfig FILE"};
     }
     if (mode == f::mode::k_maintenance) {
-        return {"Maintenance",
+        return {std::string(f::verdict::k_maintenance),
                 address +
                     ": is in maintenance mode (it runs no configuration); it is not adopted: "
                     "it joins cluster \"" +
@@ -64,7 +64,7 @@ Verdict judge(const inspection::View& node, const bundle::Bundle& b, const Trust
                     ", then approve its TalosMachine: kubectl get talosmachines -n " + o.ns};
     }
     if (tls == f::tls::k_unknown_authority) {
-        return {"UnknownAuthority",
+        return {std::string(f::verdict::k_unknown_authority),
                 address +
                     ": its Talos API certificate is not signed by the CA of the talosconfig: "
                     "it belongs to another cluster, or --talosconfig is the wrong one" +
@@ -90,7 +90,7 @@ Verdict judge(const inspection::View& node, const bundle::Bundle& b, const Trust
         ca_ok = bundle_fp && *bundle_fp == node.talosconfig_ca_fingerprint();
     }
     if (id.empty()) {
-        return {"Unknown",
+        return {std::string(f::verdict::k_unknown),
                 address + ": its cluster ID could not be read, so its membership is unknown",
                 "inspect it with an os:admin talosconfig: kubectl ichor credentials " + o.cluster,
                 id_ok, ca_ok};
@@ -99,7 +99,7 @@ Verdict judge(const inspection::View& node, const bundle::Bundle& b, const Trust
         std::string who = name.empty() ? "another cluster" : "cluster \"" + name + "\"";
         std::string why = !id_ok ? "its cluster ID is not the one of the bundle"
                                  : "it names this cluster's ID but not the bundle's Talos API CA";
-        return {"OtherCluster",
+        return {std::string(f::verdict::k_other_cluster),
                 address + ": belongs to " + who + ", not to \"" + o.cluster + "\" (" + why + "); " +
                     std::string(vocab::k_nothing_written) + both,
                 reclaim, id_ok, ca_ok};

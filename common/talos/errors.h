@@ -3,6 +3,7 @@
 // as the user wrote it, the method, and keeps gRPC's own text.
 #pragma once
 
+#include "common/doc/vocabulary.h"
 #include "common/util/result.h"
 
 #include <cstdint>
@@ -15,10 +16,11 @@ namespace ichor::talos {
 // Codes of failed calls. Any gRPC status not listed keeps its gRPC name in UpperCamel
 // ("InvalidArgument", "FailedPrecondition", "Unimplemented", ...).
 namespace code {
-inline constexpr std::string_view k_timeout = "Timeout"; // deadline passed
-inline constexpr std::string_view k_unknown_authority =
-    "UnknownAuthority";                                          // server cert not from our CA
-inline constexpr std::string_view k_unreachable = "Unreachable"; // refused, no route, no DNS
+// The deadline passed; refused, no route, no DNS (the Kubernetes client's own, spelled once).
+inline constexpr std::string_view k_timeout = vocab::code::k_timeout;
+inline constexpr std::string_view k_unreachable = vocab::code::k_unreachable;
+// The server's certificate is not from our CA.
+inline constexpr std::string_view k_unknown_authority = "UnknownAuthority";
 inline constexpr std::string_view k_unavailable = "Unavailable"; // any other UNAVAILABLE
 inline constexpr std::string_view k_permission_denied = "PermissionDenied";
 inline constexpr std::string_view k_not_found = "NotFound";

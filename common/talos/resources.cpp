@@ -1,5 +1,7 @@
 #include "common/talos/resources.h"
 
+#include "common/doc/vocabulary.h"
+
 #include <arpa/inet.h>
 
 #include <array>
@@ -49,7 +51,7 @@ Result<std::vector<DiscoveryMember>> decode_discovery_members(const std::vector<
                 return make_error(ErrorKind::Internal,
                                   "discovery member " + r.metadata.id() + " has an address of " +
                                       std::to_string(a.ip().size()) + " bytes",
-                                  {}, "BadSpec");
+                                  {}, vocab::code::k_bad_spec);
             }
             m.addresses.push_back(std::move(ip));
         }

@@ -2,6 +2,7 @@
 // their typed specs from `proto_spec` with the project's generated messages.
 #pragma once
 
+#include "common/doc/vocabulary.h"
 #include "common/util/result.h"
 #include "resource/config/config.pb.h"
 #include "resource/definitions/block/block.pb.h"
@@ -85,7 +86,7 @@ template <class Spec> Result<Spec> decode_spec(const Resource& r) {
     if (!s.ParseFromString(r.proto_spec)) {
         return make_error(ErrorKind::Internal,
                           "cannot decode the spec of " + r.metadata.type() + "/" + r.metadata.id(),
-                          {}, "BadSpec");
+                          {}, vocab::code::k_bad_spec);
     }
     return s;
 }

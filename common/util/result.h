@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -35,8 +36,8 @@ struct Error {
 };
 
 inline Error make_error(ErrorKind kind, std::string message, std::string hint = {},
-                        std::string code = {}) {
-    return Error{kind, std::move(message), std::move(hint), std::move(code)};
+                        std::string_view code = {}) {
+    return Error{kind, std::move(message), std::move(hint), std::string(code)};
 }
 
 // Result<T> holds a T or an Error. A minimal std::expected for C++20.

@@ -176,10 +176,28 @@ RestConfig config_for(const std::string& server) {
 
 std::vector<std::int64_t> g_sleeps;
 
+// The client's clock in these tests: each pause is recorded in g_sleeps, never slept; the wall
+// time is `now`.
+class TestClock final : public util::Clock {
+  public:
+    explicit TestClock(std::string now) : m_now(std::move(now)) {}
+    std::string now_rfc3339() override { return m_now; }
+    std::int64_t monotonic_ms() override { return m_ms; }
+    void sleep_ms(std::int64_t ms) override {
+        g_sleeps.push_back(ms);
+        m_ms += ms;
+    }
+
+  private:
+    std::string m_now;
+    std::int64_t m_ms = 0;
+};
+TestClock g_clock("2026-12-03T12:00:00Z");
+
 ClientOptions test_options() {
     ClientOptions o;
     o.timeout_ms = 5000;
-    o.sleep_ms = [](std::int64_t ms) { g_sleeps.push_back(ms); };
+    o.clock = &g_clock;
     o.exec_io.stderr_fd = -1;
     return o;
 }
@@ -450,7 +468,8 @@ TEST_CASE("client: 401 with an exec plugin runs the plugin again and retries onc
 
     // An expired credential is renewed before the request.
     ClientOptions later = test_options();
-    later.now = [] { return std::chrono::system_clock::from_time_t(4200000000); }; // after 2100
+    TestClock after_2100("2103-02-04T02:40:00Z");
+    later.clock = &after_2100;
     Client c2(rc, env, later);
     REQUIRE(c2.get(k_tm).ok());
     REQUIRE(c2.get(k_tm).ok());

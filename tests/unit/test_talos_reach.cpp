@@ -8,6 +8,7 @@
 #include "common/stages/hold.h"
 #include "common/stages/inspect.h"
 #include "common/stages/node_check.h"
+#include "common/stages/reclaim.h"
 #include "common/talos/reach.h"
 #include "machine/machine.grpc.pb.h"
 #include "test_plan_support.h"
@@ -72,6 +73,19 @@ class Machine final : public machine::MachineService::Service {
         resp->add_messages()->set_mode_details("Dry run summary:\nApplied configuration without a "
                                                "reboot (skipped in dry-run).\nConfig diff:\n\nNo "
                                                "changes.");
+        return grpc::Status::OK;
+    }
+
+    grpc::Status EtcdStatus(grpc::ServerContext* ctx, const google::protobuf::Empty*,
+                            machine::EtcdStatusResponse* resp) override {
+        m_a.add(ctx, "EtcdStatus");
+        resp->add_messages()->mutable_member_status()->set_member_id(7);
+        return grpc::Status::OK;
+    }
+    grpc::Status Reset(grpc::ServerContext* ctx, const machine::ResetRequest*,
+                       machine::ResetResponse* resp) override {
+        m_a.add(ctx, "Reset");
+        resp->add_messages()->set_actor_id("actor-1");
         return grpc::Status::OK;
     }
 
@@ -227,5 +241,20 @@ TEST_CASE("every read of a node reaches it the way reach_through decides", "[tal
         CHECK(out.done == 1);
         CHECK(server.arrivals.methods() == std::set<std::string>{"ApplyConfiguration (dry run)"});
         CHECK(server.arrivals.nodes() == through);
+    }
+    // Reclaim dials the node itself (it takes no --endpoints): the node is the server here.
+    SECTION("reclaim's ask of an etcd member, through the node") {
+        auto node = stages::make_node({endpoint, context(), "", 2000});
+        CHECK(node->member_answers(k_node.host));
+        CHECK(server.arrivals.methods() == std::set<std::string>{"EtcdStatus"});
+        CHECK(server.arrivals.nodes() == through);
+    }
+    SECTION("reclaim's reset, of the node itself") {
+        auto node = stages::make_node({endpoint, context(), "", 2000});
+        auto actor = node->reset({});
+        REQUIRE(actor.ok());
+        CHECK(*actor == "actor-1");
+        CHECK(server.arrivals.methods() == std::set<std::string>{"Reset"});
+        CHECK(server.arrivals.nodes() == std::set<std::string>{""});
     }
 }

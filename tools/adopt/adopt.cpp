@@ -102,15 +102,13 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
             o.kube = cli::to_kube_options(r, true);
             auto talos = cli::to_talos_options(r, false);
             auto out = cli::to_output_options(r);
-            auto timeout = util::parse_duration_ms(r["timeout"].as<std::string>());
-            if (!talos || !out || !timeout) {
-                return !talos ? talos.error()
-                       : !out ? out.error()
-                              : cli::usage_error("--timeout is not a duration");
+            if (!talos || !out) {
+                return !talos ? talos.error() : out.error();
             }
             o.talos = *talos;
             o.output = *out;
-            o.timeout_ms = *timeout;
+            auto timeout = util::parse_duration_ms(r["timeout"].as<std::string>());
+            o.timeout_ms = timeout.value_or(0);
             o.add_machines = cli::strings_flag(r, "add-machine");
             o.plan_only = r.count("plan") != 0;
             o.yes = r.count("yes") != 0;
@@ -122,56 +120,45 @@ Result<cli::Parsed<Options>> parse_options(const std::vector<std::string>& args)
             o.cni_unmanaged = r.count("cni-unmanaged") != 0;
             o.cilium_values = cli::string_flag(r, "cilium-values");
             o.accept_cilium_diff = r.count("accept-cilium-diff") != 0;
-            if (o.cni_unmanaged && (!o.cilium_values.empty() || o.accept_cilium_diff)) {
-                return cli::usage_error(
-                    std::string(!o.cilium_values.empty() ? "--cilium-values"
-                                                         : "--accept-cilium-diff") +
-                        " cannot be used with --cni-unmanaged: Ichor renders no Cilium for an "
-                        "unmanaged CNI",
-                    !o.cilium_values.empty() ? "drop --cilium-values"
-                                             : "drop --accept-cilium-diff");
-            }
+            const std::string cilium =
+                cli::first_set({{!o.cilium_values.empty(), "--cilium-values"},
+                                {o.accept_cilium_diff, "--accept-cilium-diff"}});
             o.parallel = r["parallel"].as<int>();
-            if (o.parallel < 1) {
-                return cli::usage_error("--parallel must be 1 or more");
+            o.bundle = cli::bundle_flags(r, true);
+            const auto& b = o.bundle;
+            const bool whole = o.add_machines.empty();
+            const std::string only_whole = cli::first_set({{!o.nodes.empty(), "--nodes"},
+                                                           {o.cni_unmanaged, "--cni-unmanaged"},
+                                                           {!cilium.empty(), cilium}});
+            const std::string add = "kubectl ichor adopt --cluster NAME --add-machine ADDRESS";
+            // A whole cluster recovers from its first control plane without --recover-from.
+            if (auto e = cli::first_refusal(
+                    {{!timeout, "--timeout is not a duration"},
+                     {o.cni_unmanaged && !cilium.empty(),
+                      cilium + " cannot be used with --cni-unmanaged: Ichor renders no Cilium for "
+                               "an unmanaged CNI",
+                      "drop " + cilium},
+                     {o.parallel < 1, "--parallel must be 1 or more"},
+                     {whole && !b.file.empty() && (b.recover || !b.recover_from.empty()),
+                      "give --secrets-bundle or --recover-secrets, not both"},
+                     {whole && !b.recover_from.empty() && !b.recover,
+                      "--recover-from goes with --recover-secrets",
+                      "kubectl ichor adopt --talosconfig FILE --recover-secrets --recover-from "
+                      "CONTROL-PLANE"},
+                     {!whole && !only_whole.empty(),
+                      only_whole + " is for a whole cluster; with --add-machine the addresses are "
+                                   "the machines to add",
+                      add + " --talosconfig FILE"},
+                     {!whole && o.kube.cluster.empty(),
+                      "--cluster NAME is required with --add-machine",
+                      add + " --talosconfig FILE"}})) {
+                return *e;
             }
-            if (o.add_machines.empty()) {
-                // A whole cluster: --recover-from is optional (the first control plane).
-                o.bundle.file = cli::string_flag(r, "secrets-bundle");
-                o.bundle.recover = r.count("recover-secrets") != 0;
-                o.bundle.recover_from = cli::string_flag(r, "recover-from");
-                o.bundle.recover_to = cli::string_flag(r, "recover-to");
-                if (!o.bundle.file.empty() &&
-                    (o.bundle.recover || !o.bundle.recover_from.empty())) {
-                    return cli::usage_error("give --secrets-bundle or --recover-secrets, not both");
-                }
-                if (!o.bundle.recover_from.empty() && !o.bundle.recover) {
-                    return cli::usage_error("--recover-from goes with --recover-secrets",
-                                            "kubectl ichor adopt --talosconfig FILE "
-                                            "--recover-secrets --recover-from CONTROL-PLANE");
-                }
+            if (whole) {
                 return o;
             }
-            if (!o.nodes.empty() || o.cni_unmanaged || !o.cilium_values.empty() ||
-                o.accept_cilium_diff) {
-                return cli::usage_error(
-                    std::string(!o.nodes.empty()           ? "--nodes"
-                                : o.cni_unmanaged          ? "--cni-unmanaged"
-                                : !o.cilium_values.empty() ? "--cilium-values"
-                                                           : "--accept-cilium-diff") +
-                        " is for a whole cluster; with --add-machine the addresses are the "
-                        "machines to add",
-                    "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");
-            }
-            if (o.kube.cluster.empty()) {
-                return cli::usage_error(
-                    "--cluster NAME is required with --add-machine",
-                    "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --talosconfig FILE");
-            }
             auto bundle = cli::to_bundle_options(
-                r, true,
-                "kubectl ichor adopt --cluster NAME --add-machine ADDRESS --recover-secrets "
-                "--recover-from CONTROL-PLANE");
+                r, true, add + " --recover-secrets --recover-from CONTROL-PLANE");
             if (!bundle) {
                 return bundle.error();
             }
@@ -198,8 +185,7 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
         s.out << explain(o);
         return {};
     }
-    auto flags = whole ? stages::cni_flags(o.cni_unmanaged, o.cilium_values)
-                       : Result<cni::CniFlags>(cni::CniFlags{});
+    auto flags = stages::cni_flags(o.cni_unmanaged, o.cilium_values); // none with --add-machine
     if (!flags) {
         return stages::failed(flags.error());
     }
@@ -214,10 +200,9 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
         if (!cluster) {
             return stages::failed(cluster.error());
         }
-        input = stages::MachinesToAdd{o.kube.cluster,
-                                      *cluster,
-                                      o.add_machines,
-                                      {o.bundle.file, o.bundle.recover_from, o.bundle.recover_to}};
+        const stages::BundleSource bundle{o.bundle.file, o.bundle.recover_from,
+                                          o.bundle.recover_to};
+        input = stages::MachinesToAdd{o.kube.cluster, *cluster, o.add_machines, bundle};
     }
     auto ctx = o.talos.load(s);
     if (!ctx) {
@@ -246,14 +231,9 @@ stages::Outcome execute(const Options& o, cli::Streams& s) {
     const stages::AdoptOptions flow{o.plan_only,  o.yes,        o.node_check,       o.keep_stages,
                                     o.backup_dir, o.timeout_ms, o.talos.concurrency};
     stages::Outcome outcome = stages::adopt(input, flow, real.world, out);
-    if (out.write) {
-        if (auto st = cli::write_list(s, o.output, std::move(out.list),
-                                      out.plan ? stages::plan_table : nullptr);
-            !st) {
-            return stages::failed(st.error());
-        }
-    }
-    return outcome;
+    auto table = out.plan ? stages::plan_table : nullptr;
+    auto st = out.write ? cli::write_list(s, o.output, std::move(out.list), table) : Status(Ok{});
+    return st ? outcome : stages::failed(st.error());
 }
 
 } // namespace

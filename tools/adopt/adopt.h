@@ -4,7 +4,6 @@
 
 #include "common/cli/flags.h"
 #include "common/cli/streams.h"
-#include "common/doc/resource_list.h"
 #include "common/stages/stage.h"
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include "common/cli/errors.h"
 #include "common/cli/run.h"
 #include "common/doc/objects.h"
+#include "common/doc/vocabulary.h"
 #include "common/stages/sources.h"
 #include "common/talos/address.h"
 #include "common/util/files.h"
@@ -148,7 +149,8 @@ stages::Outcome execute(const Options& given, cli::Streams& s) {
                                              "cluster " + o.kube.cluster +
                                                  " has no approved control-plane TalosMachine "
                                                  "with an address",
-                                             "give --endpoint ADDRESS", "NoEndpoints"));
+                                             "give --endpoint ADDRESS",
+                                             vocab::code::k_no_endpoints));
         }
         o.endpoints = *eps;
     }

@@ -2,6 +2,7 @@
 
 #include "common/cli/output.h"
 #include "common/cli/run.h"
+#include "common/doc/vocabulary.h"
 #include "common/stages/node_check.h"
 #include "common/stages/objects.h"
 #include "common/stages/plan.h"
@@ -96,7 +97,8 @@ Result<Sources> offline(const Options& o, cli::Streams& s) {
         return make_error(ErrorKind::Config,
                           "TalosCluster \"" + o.kube.cluster + "\" not found in namespace \"" +
                               src.ns + "\" of " + o.cluster_file,
-                          "give the file that holds it, or -n NAMESPACE", "ClusterNotFound");
+                          "give the file that holds it, or -n NAMESPACE",
+                          vocab::code::k_cluster_not_found);
     }
     auto objects = read_objects(o.patches_file, "--patches-file");
     if (!objects) {
