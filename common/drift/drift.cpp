@@ -347,6 +347,11 @@ struct MoveHome {
     const layout::Document* document = nullptr;
     std::vector<std::string> home;
     std::vector<std::vector<std::string>> paths;
+    // A document of several plain fields and no subtree of its own (KubeClusterConfig: the
+    // cluster's name and endpoint): each field's v1alpha1 path is a home, one move each.
+    std::vector<std::vector<std::string>> homes() const {
+        return home.empty() ? paths : std::vector<std::vector<std::string>>{home};
+    }
 };
 
 bool under_or_at(const std::vector<std::string>& p, const std::vector<std::string>& top) {
@@ -381,12 +386,19 @@ std::optional<MoveHome> move_home(const std::string& kind, const std::string& na
             m.home.assign(keys.begin(), keys.begin() + (at - raw.begin()) + 1);
         }
     }
+    const bool plain = d.fields.size() > 1 && d.implies.path.empty() &&
+                       std::all_of(d.fields.begin(), d.fields.end(), [](const auto& f) {
+                           return !f.field.empty() && f.field.find('.') == std::string_view::npos &&
+                                  f.v1alpha1.find('{') == std::string_view::npos;
+                       });
     if (m.home.empty()) {
         std::string_view top = !d.moves.empty() ? d.moves : d.due;
-        if (top.empty()) {
+        if (top.empty() && !plain) {
             return std::nullopt; // fields spread over v1alpha1 (KubeletConfig)
         }
-        m.home = util::split(top, '.');
+        if (!top.empty()) {
+            m.home = util::split(top, '.');
+        }
     }
     auto add = [&](std::vector<std::string> p) {
         for (const auto& q : m.paths) {
@@ -773,21 +785,26 @@ std::vector<Change> layout_moves(const std::vector<Value>& live, const std::vect
             from_node = from_node || classify(probe, context).cls == Class::Ignored;
         }
         for (const auto& c : changes) {
-            same = same && !path_overlaps(c.path, home->home) && !path_overlaps(c.path, beyond);
+            same = same && !path_overlaps(c.path, beyond);
             for (const auto& p : home->paths) {
                 same = same && !path_overlaps(c.path, p);
+            }
+            for (const auto& h : home->homes()) {
+                same = same && !path_overlaps(c.path, h);
             }
         }
         if (!held || !same || from_node) {
             continue;
         }
-        Change m;
-        m.path = home->home;
-        m.dotted = util::join(home->home, ".");
-        m.current = "v1alpha1";
-        m.proposed = name.empty() ? kind : kind + " " + name;
-        m.layout = name.empty() ? kind : kind + "/" + name;
-        out.push_back(std::move(m));
+        for (const auto& h : home->homes()) {
+            Change m;
+            m.path = h;
+            m.dotted = util::join(h, ".");
+            m.current = "v1alpha1";
+            m.proposed = name.empty() ? kind : kind + " " + name;
+            m.layout = name.empty() ? kind : kind + "/" + name;
+            out.push_back(std::move(m));
+        }
     }
     return out;
 }

@@ -628,6 +628,32 @@ std::string whole_document_name(const DiffDocument& d) {
     return d.name.empty() ? d.kind : d.kind + "." + d.name;
 }
 
+// A document of several plain fields and no subtree of its own (KubeClusterConfig: the cluster's
+// name and endpoint) is named by each field's v1alpha1 home, as drift::layout_moves names its
+// move; any other by whole_document_name.
+std::vector<std::string> whole_document_names(const DiffDocument& d) {
+    const machineconfig::layout::Document* row = nullptr;
+    int rows = 0;
+    for (const auto& doc : machineconfig::layout::documents()) {
+        if (doc.kind == d.kind) {
+            row = &doc;
+            ++rows;
+        }
+    }
+    if (rows == 1 && row->moves.empty() && row->due.empty() && row->fields.size() > 1 &&
+        std::all_of(row->fields.begin(), row->fields.end(), [](const auto& f) {
+            return !f.field.empty() && f.field.find('.') == std::string_view::npos &&
+                   f.v1alpha1.find('{') == std::string_view::npos;
+        })) {
+        std::vector<std::string> out;
+        for (const auto& f : row->fields) {
+            out.emplace_back(f.v1alpha1);
+        }
+        return out;
+    }
+    return {whole_document_name(d)};
+}
+
 } // namespace
 
 namespace {
@@ -678,7 +704,9 @@ std::vector<std::string> dry_run_changes(std::string_view details) {
             continue;
         }
         if (doc.whole) {
-            add(whole_document_name(doc));
+            for (auto& name : whole_document_names(doc)) {
+                add(std::move(name));
+            }
             continue;
         }
         for (const auto& path : doc.changed) {

@@ -696,6 +696,39 @@ TEST_CASE("Ichor's own settings in another layout are listed for consent, never 
     CHECK(a.capture.empty());
 }
 
+TEST_CASE("the cluster's name and endpoint in v1alpha1 on a 1.14 node: one move per field",
+          "[drift]") {
+    // issue 26's field trial (the onedr0p family at contract 1.14 keeps cluster.clusterName and
+    // cluster.controlPlane.endpoint in v1alpha1; the render writes KubeClusterConfig): a document
+    // of several plain fields has each field as a home, listed for consent since Ichor owns both
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    auto node = without_kind(fx.plain("cp-1.14"), "KubeClusterConfig");
+    auto typed = fx.plain("cp-1.14");
+    std::string name;
+    std::string endpoint;
+    for (const auto& d : typed) {
+        if (d.value("kind", "") == "KubeClusterConfig") {
+            name = d.value("clusterName", "");
+            endpoint = d.value("endpoint", "");
+        }
+    }
+    REQUIRE_FALSE(name.empty());
+    node[0]["cluster"]["clusterName"] = name;
+    node[0]["cluster"]["controlPlane"]["endpoint"] = endpoint;
+    render::Input in{&prod,  &fx.bundle, "controlplane", "prod-cp-1", {"/dev/sda", "img", false},
+                     "1.14", {}};
+    auto a = analyze(machineconfig::digest_secrets(node), in);
+    CHECK(classes(a) ==
+          std::map<std::string, std::string>{{"cluster.clusterName", "B:Layout"},
+                                             {"cluster.controlPlane.endpoint", "B:Layout"}});
+    CHECK(a.capture.empty());
+    // a different endpoint is a change of its value, not a move
+    node[0]["cluster"]["controlPlane"]["endpoint"] = "https://elsewhere:6443";
+    CHECK(classes(analyze(machineconfig::digest_secrets(node), in)) ==
+          std::map<std::string, std::string>{{"cluster.controlPlane.endpoint", "B:Endpoint"}});
+}
+
 TEST_CASE("a 1.14 node that selects its disk by a CEL match keeps its selector", "[drift]") {
     // A match that is not a device path gives the TalosMachine no disk, and the render no
     // UnattendedInstallConfig: the node's selector is captured into that document (Talos needs

@@ -433,6 +433,19 @@ TEST_CASE("the node's answer keeps no secret in the plan", "[node-check]") {
           std::vector<std::string>{"machine.token", "KubeEtcdEncryptionConfig"});
 }
 
+TEST_CASE("dry_run_changes names a document of plain fields added whole by each field's home",
+          "[node-check]") {
+    // KubeClusterConfig holds the cluster's name and endpoint (v1alpha1 cluster.clusterName,
+    // cluster.controlPlane.endpoint): named as drift::layout_moves names its moves
+    const std::string diff = answer_with_diff(
+        "--- a\n+++ b\n@@ -1,5 +1,3 @@\n cluster:\n-    clusterName: prod\n-    controlPlane:\n"
+        "-        endpoint: https://prod:6443\n     network:\n@@ -50,2 +48,6 @@\n+---\n"
+        "+apiVersion: v1alpha1\n+kind: KubeClusterConfig\n+clusterName: prod\n"
+        "+endpoint: https://prod:6443\n");
+    CHECK(stages::dry_run_changes(diff) ==
+          std::vector<std::string>{"cluster.clusterName", "cluster.controlPlane.endpoint"});
+}
+
 TEST_CASE("dry_run_changes names a registry document added whole by its v1alpha1 entry",
           "[node-check]") {
     // A node that holds its mirror in v1alpha1, sent the render's RegistryMirrorConfig: the plan
