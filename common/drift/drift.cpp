@@ -360,14 +360,7 @@ bool under_or_at(const std::vector<std::string>& p, const std::vector<std::strin
 
 std::optional<MoveHome> move_home(const std::string& kind, const std::string& name) {
     MoveHome m;
-    for (const auto& d : layout::documents()) {
-        if (d.kind == kind) {
-            if (m.document != nullptr) {
-                return std::nullopt; // several entries (KubeEtcdEncryptionConfig): no one home
-            }
-            m.document = &d;
-        }
-    }
+    m.document = layout::only_document(kind); // none with several (KubeEtcdEncryptionConfig)
     if (m.document == nullptr || m.document->fields.empty()) {
         return std::nullopt;
     }
@@ -386,14 +379,9 @@ std::optional<MoveHome> move_home(const std::string& kind, const std::string& na
             m.home.assign(keys.begin(), keys.begin() + (at - raw.begin()) + 1);
         }
     }
-    const bool plain = d.fields.size() > 1 && d.implies.path.empty() &&
-                       std::all_of(d.fields.begin(), d.fields.end(), [](const auto& f) {
-                           return !f.field.empty() && f.field.find('.') == std::string_view::npos &&
-                                  f.v1alpha1.find('{') == std::string_view::npos;
-                       });
     if (m.home.empty()) {
         std::string_view top = !d.moves.empty() ? d.moves : d.due;
-        if (top.empty() && !plain) {
+        if (top.empty() && !layout::plain_fields(d)) {
             return std::nullopt; // fields spread over v1alpha1 (KubeletConfig)
         }
         if (!top.empty()) {

@@ -269,6 +269,28 @@ const std::vector<Document>& documents() {
     return k_documents;
 }
 
+const Document* only_document(std::string_view kind) {
+    const Document* out = nullptr;
+    for (const auto& d : k_documents) {
+        if (d.kind == kind) {
+            if (out != nullptr) {
+                return nullptr;
+            }
+            out = &d;
+        }
+    }
+    return out;
+}
+
+bool plain_fields(const Document& d) {
+    return d.fields.size() > 1 && d.moves.empty() && d.due.empty() && d.implies.path.empty() &&
+           std::all_of(d.fields.begin(), d.fields.end(), [](const Field& f) {
+               return !f.field.empty() && f.field.find('.') == std::string_view::npos &&
+                      f.v1alpha1.find('{') == std::string_view::npos &&
+                      f.v1alpha1.find("[]") == std::string_view::npos;
+           });
+}
+
 const std::vector<Row>& rows() {
     static const std::vector<Row> k_rows = [] {
         std::vector<Row> out;

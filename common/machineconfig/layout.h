@@ -53,6 +53,14 @@ struct Document {
 // The table, in the order the documents are written.
 const std::vector<Document>& documents();
 
+// The one document of the table of that kind, or nullptr (none, or several rows: the two secrets
+// of KubeEtcdEncryptionConfig).
+const Document* only_document(std::string_view kind);
+// Whether a document is several plain fields and no subtree of its own (KubeClusterConfig: the
+// cluster's name and endpoint): each field's v1alpha1 path is its own home, as a layout move
+// (drift::layout_moves) and as the node check names the document added whole.
+bool plain_fields(const Document& d);
+
 // One field of the table with its document.
 struct Row {
     const Document* document;

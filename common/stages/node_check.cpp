@@ -594,64 +594,37 @@ std::string v1alpha1_name(const DiffDocument& d, const std::vector<std::string>&
     return d.kind + "." + util::join(path, ".");
 }
 
-// A document added or removed whole, named as one fact: the v1alpha1 subtree the layout table
+// A document added or removed whole, named as facts: the v1alpha1 subtree the layout table
 // moves into it (cluster.discovery for DiscoveryServiceConfig), else its one field's home, else
-// its kind (and name), also when the table has several rows for the kind (KubeEtcdEncryptionConfig
-// holds either secret).
-std::string whole_document_name(const DiffDocument& d) {
-    const machineconfig::layout::Document* row = nullptr;
-    for (const auto& doc : machineconfig::layout::documents()) {
-        if (doc.kind == d.kind) {
-            if (row != nullptr) {
-                row = nullptr;
-                break;
-            }
-            row = &doc;
-        }
-    }
+// each field's home for a document of plain fields (KubeClusterConfig, as drift::layout_moves
+// names its moves), else its kind (and name), also when the table has several rows for the kind
+// (KubeEtcdEncryptionConfig holds either secret).
+std::vector<std::string> whole_document_names(const DiffDocument& d) {
+    const machineconfig::layout::Document* row = machineconfig::layout::only_document(d.kind);
     if (row != nullptr && !row->moves.empty()) {
-        return std::string(row->moves);
+        return {std::string(row->moves)};
     }
     if (row != nullptr && !row->due.empty()) {
-        return std::string(row->due);
+        return {std::string(row->due)};
     }
     if (row != nullptr && row->fields.size() == 1 && !row->fields[0].field.empty()) {
-        return v1alpha1_name(d, {std::string(row->fields[0].field)});
+        return {v1alpha1_name(d, {std::string(row->fields[0].field)})};
     }
     if (row != nullptr && row->fields.size() == 1 && !d.name.empty() &&
         row->fields[0].v1alpha1.find("{name}") != std::string_view::npos) {
         // a named document that is its v1alpha1 entry (RegistryMirrorConfig docker.io:
         // machine.registries.mirrors.docker.io)
         std::string p(row->fields[0].v1alpha1);
-        return p.replace(p.find("{name}"), 6, d.name);
+        return {p.replace(p.find("{name}"), 6, d.name)};
     }
-    return d.name.empty() ? d.kind : d.kind + "." + d.name;
-}
-
-// A document of several plain fields and no subtree of its own (KubeClusterConfig: the cluster's
-// name and endpoint) is named by each field's v1alpha1 home, as drift::layout_moves names its
-// move; any other by whole_document_name.
-std::vector<std::string> whole_document_names(const DiffDocument& d) {
-    const machineconfig::layout::Document* row = nullptr;
-    int rows = 0;
-    for (const auto& doc : machineconfig::layout::documents()) {
-        if (doc.kind == d.kind) {
-            row = &doc;
-            ++rows;
-        }
-    }
-    if (rows == 1 && row->moves.empty() && row->due.empty() && row->fields.size() > 1 &&
-        std::all_of(row->fields.begin(), row->fields.end(), [](const auto& f) {
-            return !f.field.empty() && f.field.find('.') == std::string_view::npos &&
-                   f.v1alpha1.find('{') == std::string_view::npos;
-        })) {
+    if (row != nullptr && machineconfig::layout::plain_fields(*row)) {
         std::vector<std::string> out;
         for (const auto& f : row->fields) {
             out.emplace_back(f.v1alpha1);
         }
         return out;
     }
-    return {whole_document_name(d)};
+    return {d.name.empty() ? d.kind : d.kind + "." + d.name};
 }
 
 } // namespace

@@ -98,6 +98,30 @@ struct Cluster {
         FAIL("no v1alpha1 document");
     }
 
+    // What the adoption's live zero-drift check does: each node's Inspection planned again with
+    // the TalosCluster and every TalosConfigPatch of the plan; CHECKs `done` and that nothing is
+    // left to capture.
+    void replan_with_patches(std::size_t done) {
+        std::vector<Value> patches;
+        for (const auto* p : of_kind("TalosConfigPatch")) {
+            patches.push_back(*p);
+        }
+        doc::ResourceList again;
+        for (const auto& i : list.items) {
+            if (i.value("kind", "") == "Inspection") {
+                again.items.push_back(i);
+            }
+        }
+        Value tc = *of_kind("TalosCluster")[0];
+        auto replanned =
+            stages::plan(again, {"lab-u", "ichor-system", true, &tc, &fx.bundle, patches, {}});
+        REQUIRE_FALSE(replanned.error);
+        CHECK(replanned.done == done);
+        for (const auto& i : again.items) {
+            CHECK(i.value("kind", "") != "TalosConfigPatch"); // nothing left to capture
+        }
+    }
+
     stages::Outcome run() {
         auto out = stages::plan_cluster(list, o);
         INFO((out.error ? out.error->message : std::string("no error")));
@@ -277,24 +301,7 @@ TEST_CASE("class A drift in layers: equal on every node is the cluster's, equal 
     // Every machine rendered with every layer is its node again: no class A left.
     auto spec = render::parse_cluster(*c.of_kind("TalosCluster")[0]);
     REQUIRE(spec.ok());
-    std::vector<Value> patches;
-    for (const auto* p : c.of_kind("TalosConfigPatch")) {
-        patches.push_back(*p);
-    }
-    doc::ResourceList again;
-    for (const auto& i : c.list.items) {
-        if (i.value("kind", "") == "Inspection") {
-            again.items.push_back(i);
-        }
-    }
-    Value tc = *c.of_kind("TalosCluster")[0];
-    auto replanned =
-        stages::plan(again, {"lab-u", "ichor-system", true, &tc, &c.fx.bundle, patches, {}});
-    REQUIRE_FALSE(replanned.error);
-    CHECK(replanned.done == 4);
-    for (const auto& i : again.items) {
-        CHECK(i.value("kind", "") != "TalosConfigPatch"); // nothing left to capture
-    }
+    c.replan_with_patches(4);
 }
 
 TEST_CASE("at contract 1.14 the layers patch the documents Talos holds the facts in",
@@ -550,29 +557,12 @@ TEST_CASE("a v1alpha1 install disk selector on nodes without a disk is in the la
     REQUIRE_FALSE(out.error);
     CHECK(out.done == 3);
     CHECK_FALSE(c.has_code("LayersDidNotVerify"));
-    std::vector<Value> patches;
     bool held = false;
     for (const auto* p : c.of_kind("TalosConfigPatch")) {
-        patches.push_back(*p);
         held = held || doc::get_string(*p, "spec.patch").find("QEMU HARDDISK") != std::string::npos;
     }
     CHECK(held);
-
-    // what the adoption's live zero-drift check does: each node planned again with the patches
-    doc::ResourceList again;
-    for (const auto& i : c.list.items) {
-        if (i.value("kind", "") == "Inspection") {
-            again.items.push_back(i);
-        }
-    }
-    Value tc = *c.of_kind("TalosCluster")[0];
-    auto replanned =
-        stages::plan(again, {"lab-u", "ichor-system", true, &tc, &c.fx.bundle, patches, {}});
-    REQUIRE_FALSE(replanned.error);
-    CHECK(replanned.done == 3);
-    for (const auto& i : again.items) {
-        CHECK(i.value("kind", "") != "TalosConfigPatch"); // nothing left to capture
-    }
+    c.replan_with_patches(3); // the adoption's live zero-drift check
 }
 
 TEST_CASE("settings Ichor does not own are captured on every node, inline manifests too",
