@@ -1,6 +1,6 @@
-// The document model of the suite: one ordered JSON tree (nlohmann::ordered_json) for every
-// document, whether it came in as YAML or JSON. Keys keep their input order so that output is
-// stable and diffs stay small.
+// The document model of the suite: one ordered JSON tree (nlohmann's ordered_json, its mapping
+// grown as ordered_map.h says) for every document, whether it came in as YAML or JSON. Keys keep
+// their input order so that output is stable and diffs stay small.
 //
 // Scalars read from YAML resolve by the YAML 1.2 core schema, narrowed so that nothing changes
 // meaning on the way through (docs/design.md, "Scalars"): null, booleans (true/false in its three
@@ -12,6 +12,7 @@
 #pragma once
 
 #include "common/doc/limits.h"
+#include "common/doc/ordered_map.h"
 #include "common/util/result.h"
 
 #include <nlohmann/json.hpp>
@@ -22,7 +23,8 @@
 
 namespace ichor::doc {
 
-using Value = nlohmann::ordered_json;
+// nlohmann::ordered_json but for the mapping's growth (ordered_map.h).
+using Value = nlohmann::basic_json<ordered_map>;
 
 enum class Format { Yaml, Json };
 
