@@ -45,4 +45,36 @@ bool PatchView::selects(std::string_view role, std::string_view machine) const {
            (l == k_layer_machine && !machine.empty() && this->machine() == machine);
 }
 
+namespace {
+
+// Whether the text at `path` (a field:: path, "spec." read off `spec`) is `want`, a missing or
+// non-text field reading "", compared without a copy.
+bool spec_text_is(const Value* spec, std::string_view path, std::string_view want) {
+    constexpr std::string_view k_spec = "spec.";
+    const Value* v = doc::find_path(*spec, path.substr(k_spec.size()));
+    if (v == nullptr || !v->is_string()) {
+        return want.empty();
+    }
+    return v->get_ref<const std::string&>() == want;
+}
+
+} // namespace
+
+bool PatchView::selects(std::string_view cluster, std::string_view role,
+                        std::string_view machine) const {
+    static const Value k_none = Value::object();
+    const Value* spec = raw("spec");
+    if (spec == nullptr || !spec->is_object()) {
+        spec = &k_none;
+    }
+    if (!spec_text_is(spec, field::k_cluster, cluster)) {
+        return false;
+    }
+    return spec_text_is(spec, field::k_layer, k_layer_cluster) ||
+           (spec_text_is(spec, field::k_layer, k_layer_role) &&
+            spec_text_is(spec, field::k_role, role)) ||
+           (spec_text_is(spec, field::k_layer, k_layer_machine) && !machine.empty() &&
+            spec_text_is(spec, field::k_machine, machine));
+}
+
 } // namespace ichor::objects

@@ -157,6 +157,11 @@ class PatchView : public ObjectView {
     // Whether its layer selects the machine of `role` named `machine` (of any cluster: compare
     // cluster() too); a machine layer never selects an unnamed machine.
     [[nodiscard]] bool selects(std::string_view role, std::string_view machine) const;
+    // Whether it is of the cluster `cluster` and selects the machine of `role` named `machine`:
+    // cluster() == cluster && selects(role, machine), asked of every patch for every machine
+    // (render::select_patches), so read in place, spec looked up once.
+    [[nodiscard]] bool selects(std::string_view cluster, std::string_view role,
+                               std::string_view machine) const;
     // spec.order when it is an integer, else 0.
     [[nodiscard]] std::int64_t order() const { return integer(field::k_order).value_or(0); }
     [[nodiscard]] std::string patch() const { return text(field::k_patch); }

@@ -474,7 +474,7 @@ std::vector<const Value*> select_patches(const std::vector<Value>& patches,
                                          const std::string& machine) {
     std::vector<const Value*> out;
     for (const auto& p : patches) {
-        if (const PatchView view(p); view.cluster() == cluster && view.selects(role, machine)) {
+        if (PatchView(p).selects(cluster, role, machine)) {
             out.push_back(&p);
         }
     }

@@ -134,6 +134,41 @@ TEST_CASE("the patch view reads every field it names and selects by layer", "[do
     CHECK_FALSE(PatchView(q).selects("worker", "home-cp-1"));
 }
 
+TEST_CASE("a patch selects a machine of its cluster as cluster() and selects() together say",
+          "[doc][objects]") {
+    // The form render::select_patches asks of every patch for every machine, read in place: it
+    // must agree with the two questions it stands for on every layer, cluster and name.
+    const Value p = parsed(k_patch);
+    for (const char* layer : {"machine", "role", "cluster", "node", ""}) {
+        for (const char* cluster : {"home", "other", ""}) {
+            Value q = p;
+            q["spec"]["layer"] = layer;
+            q["spec"]["role"] = "worker";
+            q["spec"]["cluster"] = cluster;
+            if (std::string(layer).empty()) {
+                q["spec"].erase("layer");
+            }
+            const PatchView v(q);
+            for (const char* role : {"worker", "controlplane"}) {
+                for (const char* machine : {"home-cp-1", "home-cp-2", ""}) {
+                    INFO(layer << " " << cluster << " " << role << " " << machine);
+                    CHECK(v.selects("home", role, machine) ==
+                          (v.cluster() == "home" && v.selects(role, machine)));
+                    CHECK(v.selects("", role, machine) ==
+                          (v.cluster().empty() && v.selects(role, machine)));
+                }
+            }
+        }
+    }
+    CHECK(PatchView(p).selects("home", "controlplane", "home-cp-1"));
+    CHECK_FALSE(PatchView(p).selects("other", "controlplane", "home-cp-1"));
+    // no spec at all, or a spec that is not a mapping: of no cluster, selecting nothing
+    const Value bare = Value{{"kind", "TalosConfigPatch"}};
+    CHECK_FALSE(PatchView(bare).selects("", "worker", "x"));
+    const Value odd = Value{{"kind", "TalosConfigPatch"}, {"spec", "text"}};
+    CHECK_FALSE(PatchView(odd).selects("", "worker", "x"));
+}
+
 TEST_CASE("a missing field reads as empty, no list, false, 0", "[doc][objects]") {
     const Value m = Value{{"kind", "TalosMachine"}};
     const MachineView v(m);
