@@ -873,8 +873,9 @@ const Value* find_path(const Value& v, std::string_view dotted) {
     size_t start = 0;
     while (start <= dotted.size()) {
         size_t dot = dotted.find('.', start);
-        std::string key(dotted.substr(start, dot == std::string_view::npos ? std::string_view::npos
-                                                                           : dot - start));
+        // looked up as a view: no string made per segment (find_path is under most of the plan)
+        std::string_view key = dotted.substr(
+            start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
         if (!cur->is_object()) {
             return nullptr;
         }

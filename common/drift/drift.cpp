@@ -125,7 +125,8 @@ std::optional<TypedHome> typed_home(const std::vector<std::string>& path,
             r.field->v1alpha1.find("[]") != std::string_view::npos) {
             continue;
         }
-        std::vector<std::string> row = layout::keys_of(*r.field, {});
+        // the rows skipped above hold no `{name}`: their keys as the table splits them
+        const std::vector<std::string>& row = layout::row_keys(*r.field);
         if (row.size() > path.size() || !std::equal(row.begin(), row.end(), path.begin()) ||
             !home_kind(*r.document, row) || row.size() <= best_len ||
             (row.size() < path.size() && r.field->codec != layout::Codec::Same)) {

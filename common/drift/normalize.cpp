@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 namespace ichor::drift {
@@ -200,7 +201,7 @@ bool pem_key(const std::string& key) {
     return key == "crt" || key == "cert" || key == "ca";
 }
 
-std::string canonical_pem(const std::string& s) {
+std::string decode_pem(const std::string& s) {
     std::string pem = machineconfig::pem_from_field(s);
     if (pem.find("-----BEGIN") == std::string::npos) {
         return s;
@@ -208,6 +209,24 @@ std::string canonical_pem(const std::string& s) {
     while (!pem.empty() && (pem.back() == '\n' || pem.back() == ' ' || pem.back() == '\r')) {
         pem.pop_back();
     }
+    return pem;
+}
+
+// decode_pem, remembered: the same few CAs stand in every node's configuration and in every
+// render, live and rendered, twice per machine (6% of a realistic plan's instructions decoding
+// them again: bench/HISTORY.md, "the realistic plan's CPU"). Per thread, and forgotten whole once
+// it holds k_kept texts (a cluster has a handful of distinct certificates).
+std::string canonical_pem(const std::string& s) {
+    constexpr std::size_t k_kept = 64;
+    thread_local std::unordered_map<std::string, std::string> decoded;
+    if (auto it = decoded.find(s); it != decoded.end()) {
+        return it->second;
+    }
+    std::string pem = decode_pem(s);
+    if (decoded.size() >= k_kept) {
+        decoded.clear();
+    }
+    decoded.emplace(s, pem);
     return pem;
 }
 

@@ -3,6 +3,7 @@
 #include "common/util/strings.h"
 
 #include <algorithm>
+#include <map>
 
 namespace ichor::machineconfig::layout {
 
@@ -600,8 +601,21 @@ std::optional<Named> named_home(const std::vector<std::string>& v1alpha1) {
     return std::nullopt;
 }
 
+const std::vector<std::string>& row_keys(const Field& field) {
+    // Every Field lives in the static table, so its address names it for the process.
+    static const std::map<const Field*, std::vector<std::string>> k_keys = [] {
+        std::map<const Field*, std::vector<std::string>> out;
+        for (const auto& r : rows()) {
+            out.emplace(r.field, keys(r.field->v1alpha1));
+        }
+        return out;
+    }();
+    // at(): a Field is only ever the table's (a reference to another would be a bug: it throws)
+    return k_keys.at(&field);
+}
+
 std::vector<std::string> keys_of(const Field& field, const std::string& name) {
-    auto out = keys(field.v1alpha1);
+    auto out = row_keys(field);
     std::replace(out.begin(), out.end(), std::string(k_name), name);
     return out;
 }

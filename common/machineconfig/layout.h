@@ -96,6 +96,10 @@ struct Named {
 std::optional<Named> named_home(const std::vector<std::string>& v1alpha1);
 // A row's v1alpha1 path as keys, `{name}` replaced by `name`.
 std::vector<std::string> keys_of(const Field& field, const std::string& name);
+// A row's v1alpha1 path as keys, `{name}` left in place, for a Field of rows(): split once for the
+// process (drift asks it of every row for every captured path of every machine: bench/HISTORY.md,
+// "the realistic plan's CPU").
+const std::vector<std::string>& row_keys(const Field& field);
 
 // The field that holds a v1alpha1 path in the first typed document of its kind that has it, as
 // stored, or nullptr.

@@ -88,18 +88,36 @@ std::string base64_encode(std::string_view data) {
     return out;
 }
 
-std::optional<std::string> base64_decode(std::string_view text) {
-    std::array<int, 256> table{};
-    table.fill(-1);
-    for (size_t i = 0; i < k_b64.size(); ++i) {
-        table[static_cast<unsigned char>(k_b64[i])] = static_cast<int>(i);
+namespace {
+
+// The value of each base64 digit, -1 for a byte that is none; built once.
+constexpr std::array<signed char, 256> base64_values() {
+    std::array<signed char, 256> table{};
+    for (auto& v : table) {
+        v = -1;
     }
+    for (std::size_t i = 0; i < k_b64.size(); ++i) {
+        table[static_cast<unsigned char>(k_b64[i])] = static_cast<signed char>(i);
+    }
+    return table;
+}
+constexpr std::array<signed char, 256> k_b64_values = base64_values();
+
+// std::isspace in the "C" locale, without its call per byte.
+constexpr bool ascii_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+} // namespace
+
+std::optional<std::string> base64_decode(std::string_view text) {
     std::string out;
+    out.reserve(text.size() / 4 * 3 + 3);
     unsigned acc = 0;
     int bits = 0;
     int pad = 0;
     for (char c : text) {
-        if (std::isspace(static_cast<unsigned char>(c))) {
+        if (ascii_space(c)) {
             continue;
         }
         if (c == '=') {
@@ -109,7 +127,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
         if (pad > 0) {
             return std::nullopt; // data after padding
         }
-        int v = table[static_cast<unsigned char>(c)];
+        int v = k_b64_values[static_cast<unsigned char>(c)];
         if (v < 0) {
             return std::nullopt;
         }

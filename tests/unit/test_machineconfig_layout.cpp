@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -428,6 +429,16 @@ TEST_CASE("look-ups in both directions", "[machineconfig][layout]") {
     CHECK(layout::keys_of(*named->row.field, "x.io") ==
           std::vector<std::string>{"machine", "registries", "config", "x.io", "tls"});
     CHECK_FALSE(layout::named_home({"machine", "registries", "config", "r.example"}));
+    // row_keys: the same split as keys_of with `{name}` in place, once for the process
+    const auto& split = layout::row_keys(*named->row.field);
+    CHECK(split == std::vector<std::string>{"machine", "registries", "config", "{name}", "tls"});
+    CHECK(&layout::row_keys(*named->row.field) == &split);
+    for (const auto& r : layout::rows()) {
+        auto keys = layout::row_keys(*r.field);
+        std::replace(keys.begin(), keys.end(), std::string("{name}"), std::string("n"));
+        CHECK(keys == layout::keys_of(*r.field, "n"));
+        CHECK_FALSE(keys.empty());
+    }
 
     std::vector<Value> docs = {
         Value{{"kind", "KubeClusterConfig"}, {"endpoint", {{"url", "https://e:6443"}}}},
