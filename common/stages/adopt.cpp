@@ -313,6 +313,10 @@ Outcome plan_whole_cluster(const ClusterToAdopt& in, const AdoptOptions& o, cons
     if (!o.node_check || planned.done == 0) {
         return planned;
     }
+    // The plan's scratch (each machine's renders, facts and captures, the Kubernetes reads) is
+    // freed; its pages would otherwise stay resident under the node check's own, whose loop
+    // threads allocate in arenas of their own (bench/HISTORY.md, "the realistic plan's CPU").
+    util::platform::release_free_memory();
     return checked_on_nodes(std::move(planned), list, o, w, whole, name, io);
 }
 
