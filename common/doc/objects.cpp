@@ -39,42 +39,46 @@ bool ObjectView::is_kind(std::string_view kind) const {
     return text(field::k_kind) == kind && text(field::k_api_version) == vocab::k_ichor_api;
 }
 
-bool PatchView::selects(std::string_view role, std::string_view machine) const {
-    const std::string l = layer();
-    return l == k_layer_cluster || (l == k_layer_role && this->role() == role) ||
-           (l == k_layer_machine && !machine.empty() && this->machine() == machine);
-}
-
 namespace {
 
 // Whether the text at `path` (a field:: path, "spec." read off `spec`) is `want`, a missing or
 // non-text field reading "", compared without a copy.
-bool spec_text_is(const Value* spec, std::string_view path, std::string_view want) {
+bool spec_text_is(const Value& spec, std::string_view path, std::string_view want) {
     constexpr std::string_view k_spec = "spec.";
-    const Value* v = doc::find_path(*spec, path.substr(k_spec.size()));
+    const Value* v = doc::find_path(spec, path.substr(k_spec.size()));
     if (v == nullptr || !v->is_string()) {
         return want.empty();
     }
     return v->get_ref<const std::string&>() == want;
 }
 
-} // namespace
-
-bool PatchView::selects(std::string_view cluster, std::string_view role,
-                        std::string_view machine) const {
+// The patch's spec, an empty mapping when it has none.
+const Value& spec_of(const PatchView& p) {
     static const Value k_none = Value::object();
-    const Value* spec = raw("spec");
-    if (spec == nullptr || !spec->is_object()) {
-        spec = &k_none;
-    }
-    if (!spec_text_is(spec, field::k_cluster, cluster)) {
-        return false;
-    }
+    const Value* spec = p.raw("spec");
+    return spec != nullptr && spec->is_object() ? *spec : k_none;
+}
+
+// The selection rule, read in place: asked of every patch for every machine
+// (render::select_patches).
+bool layer_selects(const Value& spec, std::string_view role, std::string_view machine) {
     return spec_text_is(spec, field::k_layer, k_layer_cluster) ||
            (spec_text_is(spec, field::k_layer, k_layer_role) &&
             spec_text_is(spec, field::k_role, role)) ||
            (spec_text_is(spec, field::k_layer, k_layer_machine) && !machine.empty() &&
             spec_text_is(spec, field::k_machine, machine));
+}
+
+} // namespace
+
+bool PatchView::selects(std::string_view role, std::string_view machine) const {
+    return layer_selects(spec_of(*this), role, machine);
+}
+
+bool PatchView::selects(std::string_view cluster, std::string_view role,
+                        std::string_view machine) const {
+    const Value& spec = spec_of(*this);
+    return spec_text_is(spec, field::k_cluster, cluster) && layer_selects(spec, role, machine);
 }
 
 } // namespace ichor::objects

@@ -158,8 +158,7 @@ class PatchView : public ObjectView {
     // cluster() too); a machine layer never selects an unnamed machine.
     [[nodiscard]] bool selects(std::string_view role, std::string_view machine) const;
     // Whether it is of the cluster `cluster` and selects the machine of `role` named `machine`:
-    // cluster() == cluster && selects(role, machine), asked of every patch for every machine
-    // (render::select_patches), so read in place, spec looked up once.
+    // cluster() == cluster && selects(role, machine), spec looked up once.
     [[nodiscard]] bool selects(std::string_view cluster, std::string_view role,
                                std::string_view machine) const;
     // spec.order when it is an integer, else 0.
