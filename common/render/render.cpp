@@ -469,17 +469,13 @@ Result<ClusterSpec> parse_cluster(const Value& tc) {
     return c;
 }
 
-std::vector<const Value*> select_patches(const std::vector<Value>& patches,
-                                         const std::string& cluster, const std::string& role,
-                                         const std::string& machine) {
-    std::vector<const Value*> out;
-    for (const auto& p : patches) {
-        if (PatchView(p).selects(cluster, role, machine)) {
-            out.push_back(&p);
-        }
-    }
+namespace {
+
+// The controller's order: layer cluster, role, machine; within a layer by spec.order, then by
+// metadata.name. Stable: patches alike keep the list's order.
+void in_apply_order(std::vector<const Value*>& selected) {
     auto order = [](const Value* p) { return static_cast<long long>(PatchView(*p).order()); };
-    std::stable_sort(out.begin(), out.end(), [&](const Value* a, const Value* b) {
+    std::stable_sort(selected.begin(), selected.end(), [&](const Value* a, const Value* b) {
         int la = layer_rank(PatchView(*a).layer());
         int lb = layer_rank(PatchView(*b).layer());
         if (la != lb) {
@@ -490,16 +486,87 @@ std::vector<const Value*> select_patches(const std::vector<Value>& patches,
         }
         return str_at(*a, "metadata.name") < str_at(*b, "metadata.name");
     });
+}
+
+std::vector<Value> copies(const std::vector<const Value*>& selected) {
+    std::vector<Value> out;
+    out.reserve(selected.size());
+    for (const Value* p : selected) {
+        out.push_back(*p);
+    }
+    return out;
+}
+
+// The text at `key` of a patch's spec, when it is a non-empty string.
+const std::string* spec_text(const Value& patch, const char* key) {
+    const Value* v = doc::find_path(patch, std::string("spec.") + key);
+    return v != nullptr && v->is_string() && !v->get_ref<const std::string&>().empty()
+               ? &v->get_ref<const std::string&>()
+               : nullptr;
+}
+
+} // namespace
+
+std::vector<const Value*> select_patches(const std::vector<Value>& patches,
+                                         const std::string& cluster, const std::string& role,
+                                         const std::string& machine) {
+    std::vector<const Value*> out;
+    for (const auto& p : patches) {
+        if (PatchView(p).selects(cluster, role, machine)) {
+            out.push_back(&p);
+        }
+    }
+    in_apply_order(out);
     return out;
 }
 
 std::vector<Value> patches_for(const std::vector<Value>& patches, const std::string& cluster,
                                const std::string& role, const std::string& machine) {
-    std::vector<Value> out;
-    for (const Value* p : select_patches(patches, cluster, role, machine)) {
-        out.push_back(*p);
+    return copies(select_patches(patches, cluster, role, machine));
+}
+
+PatchIndex::PatchIndex(const std::vector<Value>& patches) : m_patches(&patches) {
+    for (std::size_t i = 0; i < patches.size(); ++i) {
+        const std::string* layer = spec_text(patches[i], "layer");
+        const std::string* role = spec_text(patches[i], "role");
+        const std::string* machine = spec_text(patches[i], "machine");
+        // Only where the rule cannot select the patch for another key: a role layer selects by
+        // its role alone, a machine layer by its (non-empty) machine alone.
+        if (layer != nullptr && *layer == objects::k_layer_role && role != nullptr) {
+            m_by_role[*role].push_back(i);
+        } else if (layer != nullptr && *layer == objects::k_layer_machine && machine != nullptr) {
+            m_by_machine[*machine].push_back(i);
+        } else {
+            m_others.push_back(i);
+        }
     }
+}
+
+std::vector<const Value*> PatchIndex::select(const std::string& cluster, const std::string& role,
+                                             const std::string& machine) const {
+    std::vector<std::size_t> candidates = m_others;
+    auto add = [&](const auto& by, const std::string& key) {
+        if (auto it = by.find(key); it != by.end()) {
+            candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+        }
+    };
+    add(m_by_role, role);
+    add(m_by_machine, machine);
+    std::sort(candidates.begin(), candidates.end()); // the list's order, as select_patches sees it
+    std::vector<const Value*> out;
+    for (std::size_t i : candidates) {
+        const Value& p = (*m_patches)[i];
+        if (PatchView(p).selects(cluster, role, machine)) {
+            out.push_back(&p);
+        }
+    }
+    in_apply_order(out);
     return out;
+}
+
+std::vector<Value> PatchIndex::patches_for(const std::string& cluster, const std::string& role,
+                                           const std::string& machine) const {
+    return copies(select(cluster, role, machine));
 }
 
 std::string contract_of(const Input& in) {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ichor::render {
@@ -107,6 +108,28 @@ std::vector<const doc::Value*> select_patches(const std::vector<doc::Value>& pat
 std::vector<doc::Value> patches_for(const std::vector<doc::Value>& patches,
                                     const std::string& cluster, const std::string& role,
                                     const std::string& machine);
+
+// One list of patches indexed by what selects them, for the selection of many machines from the
+// same list (the layering's verify, the node check): select_patches's answer, the same patches in
+// the same order, without asking every patch of the list for every machine. The list must outlive
+// the index and stay unchanged.
+class PatchIndex {
+  public:
+    explicit PatchIndex(const std::vector<doc::Value>& patches);
+    std::vector<const doc::Value*> select(const std::string& cluster, const std::string& role,
+                                          const std::string& machine) const;
+    // Copies, as patches_for gives them.
+    std::vector<doc::Value> patches_for(const std::string& cluster, const std::string& role,
+                                        const std::string& machine) const;
+
+  private:
+    const std::vector<doc::Value>* m_patches;
+    // The patches of a role layer by their spec.role, of a machine layer by their spec.machine;
+    // every other patch (the cluster layer, and any a key does not name) is asked every time.
+    std::unordered_map<std::string, std::vector<std::size_t>> m_by_role;
+    std::unordered_map<std::string, std::vector<std::size_t>> m_by_machine;
+    std::vector<std::size_t> m_others;
+};
 
 // The generator's documents for the input, with Ichor's settings and without patches; at
 // contract 1.14 the documents of Talos's own 1.14 generator (machinery v1.14.1). An unsupported

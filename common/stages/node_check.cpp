@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 namespace ichor::stages {
 
@@ -156,19 +157,27 @@ std::string node_words(const Error& e) {
     return std::string(util::trim(out));
 }
 
-// The class B paths the plan lists for node `node`.
-std::vector<std::string> class_b_paths(const doc::ResourceList& plan, const std::string& node) {
-    std::vector<std::string> out;
+// The class B paths the plan lists, by node, each once in the plan's order. Read once for all
+// machines: the plan carries a result per class A and B fact of every node, and the node check's
+// own results, added after this, carry no class.
+std::unordered_map<std::string, std::vector<std::string>>
+class_b_paths(const doc::ResourceList& plan) {
+    std::unordered_map<std::string, std::vector<std::string>> out;
     for (const auto& r : plan.results) {
         const Value* tags = doc::find_path(r, "tags");
-        if (tags == nullptr || !tags->is_object() ||
-            tags->value(std::string(doc::k_tag_class), "") != "B" ||
-            tags->value(std::string(doc::k_tag_node), "") != node) {
+        if (tags == nullptr || !tags->is_object()) {
+            continue;
+        }
+        const auto cls = tags->find(doc::k_tag_class);
+        const auto node = tags->find(doc::k_tag_node);
+        if (cls == tags->end() || node == tags->end() || !cls->is_string() ||
+            !node->is_string() || cls->get_ref<const std::string&>() != "B") {
             continue;
         }
         std::string path = doc::get_string(r, "field.path");
-        if (!path.empty() && std::find(out.begin(), out.end(), path) == out.end()) {
-            out.push_back(path);
+        auto& paths = out[node->get<std::string>()];
+        if (!path.empty() && std::find(paths.begin(), paths.end(), path) == paths.end()) {
+            paths.push_back(std::move(path));
         }
     }
     return out;
@@ -396,6 +405,7 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
         return failed(cluster.error());
     }
     const std::vector<Value> patches = all_patches(plan, o);
+    const render::PatchIndex index(patches);
     const InspectionIndex inspections(plan); // the plan's items do not change below
     std::vector<Check> checks;
     for (const auto& item : plan.items) {
@@ -427,7 +437,7 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
         }
         if (!c.failure.empty()) {
             // not addressed, or its configuration not read: nothing to render
-        } else if (auto docs = render_machine(item, *cluster, *o.bundle, patches, secrets); !docs) {
+        } else if (auto docs = render_machine(item, *cluster, *o.bundle, index, secrets); !docs) {
             c.failure = docs.error().message;
         } else {
             if (insp != nullptr) {
@@ -444,9 +454,13 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
                  o.inspect.concurrency);
     Outcome out;
     std::set<std::string> blocked;
+    const auto class_b = class_b_paths(plan);
+    const std::vector<std::string> none;
     for (const auto& c : checks) {
         bool unreachable = false;
-        if (report(plan, c, o, class_b_paths(plan, c.node), unreachable)) {
+        const auto listed_b = class_b.find(c.node);
+        if (report(plan, c, o, listed_b != class_b.end() ? listed_b->second : none,
+                   unreachable)) {
             ++out.done;
         } else {
             ++out.stopped;

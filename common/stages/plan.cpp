@@ -827,7 +827,7 @@ Outcome plan(doc::ResourceList& list, const PlanOptions& o) {
 
 Result<std::vector<Value>> render_machine(const Value& machine, const render::ClusterSpec& cluster,
                                           const bundle::Bundle& bundle,
-                                          const std::vector<Value>& patches,
+                                          const render::PatchIndex& patches,
                                           const render::SecretLookup& secrets) {
     render::Install inst;
     inst.disk = MachineView(machine).install_disk();
@@ -836,7 +836,7 @@ Result<std::vector<Value>> render_machine(const Value& machine, const render::Cl
     const std::string role = MachineView(machine).role();
     const std::string name = doc::get_string(machine, "metadata.name");
     render::Input ri = render_input(cluster, bundle, role, name, inst,
-                                    render::patches_for(patches, cluster.name, role, name));
+                                    patches.patches_for(cluster.name, role, name));
     ri.secrets = secrets;
     return render::render(ri);
 }

@@ -43,14 +43,14 @@ Outcome plan(doc::ResourceList& list, const PlanOptions& options);
 
 // The documents Ichor's controller renders for TalosMachine `machine` (an object as the plan
 // writes it: spec.role, metadata.name, spec.install): the cluster, then every patch of `patches`
-// that selects it, in the controller's order. The same render as the drift stage's and so the
-// zero-drift check's (render::render). A patch that does not apply
+// that selects it (`patches` indexes the list), in the controller's order. The same render as the
+// drift stage's and so the zero-drift check's (render::render). A patch that does not apply
 // is the render's Findings error (PatchDoesNotApply).
 // `secrets` resolves the patches' spec.secretValues (empty: their digests).
 Result<std::vector<doc::Value>> render_machine(const doc::Value& machine,
                                                const render::ClusterSpec& cluster,
                                                const bundle::Bundle& bundle,
-                                               const std::vector<doc::Value>& patches,
+                                               const render::PatchIndex& patches,
                                                const render::SecretLookup& secrets = {});
 
 // The plan's record of what it was made from, one item of the suite's API (docs/stream.md,

@@ -309,9 +309,10 @@ void group_captures(doc::ResourceList& list, const std::vector<Planned>& planned
 std::vector<std::string> verify(const std::vector<Planned>& planned,
                                 const std::vector<Value>& patches) {
     std::vector<std::string> problems;
+    const render::PatchIndex index(patches);
     for (const auto& p : planned) {
         render::Input in = p.input;
-        in.patches = render::patches_for(patches, in.cluster->name, in.role, in.machine);
+        in.patches = index.patches_for(in.cluster->name, in.role, in.machine);
         auto again = render::render(in);
         if (!again) {
             problems.push_back(in.machine + ": " + again.error().message);

@@ -206,3 +206,66 @@ TEST_CASE("patches are selected by cluster, role and machine and ordered by laye
         CHECK(again[i] == &own[i]);
     }
 }
+
+TEST_CASE("a PatchIndex selects what select_patches selects, in its order", "[render]") {
+    auto patch = [](std::string name, Value spec) {
+        Value p = Value::object();
+        p["metadata"]["name"] = name;
+        p["spec"] = std::move(spec);
+        return p;
+    };
+    // Every shape the rule reads: each layer, other clusters, keys missing, empty or not text,
+    // a layer the rule does not know, a role layer naming a machine, ties broken by name.
+    std::vector<Value> ps = {
+        patch("m-w1-b", {{"cluster", "prod"}, {"layer", "machine"}, {"machine", "w1"}}),
+        patch("m-w1-a", {{"cluster", "prod"}, {"layer", "machine"}, {"machine", "w1"}}),
+        patch("m-w2", {{"cluster", "prod"}, {"layer", "machine"}, {"machine", "w2"}}),
+        patch("m-none", {{"cluster", "prod"}, {"layer", "machine"}}),
+        patch("m-empty", {{"cluster", "prod"}, {"layer", "machine"}, {"machine", ""}}),
+        patch("m-number", {{"cluster", "prod"}, {"layer", "machine"}, {"machine", 7}}),
+        patch("m-other", {{"cluster", "lab"}, {"layer", "machine"}, {"machine", "w1"}}),
+        patch("r-w", {{"cluster", "prod"}, {"layer", "role"}, {"role", "worker"}, {"order", 2}}),
+        patch("r-cp", {{"cluster", "prod"}, {"layer", "role"}, {"role", "controlplane"}}),
+        patch("r-none", {{"cluster", "prod"}, {"layer", "role"}}),
+        patch("r-empty", {{"cluster", "prod"}, {"layer", "role"}, {"role", ""}}),
+        patch("r-machine", {{"cluster", "prod"}, {"layer", "role"}, {"machine", "w1"}}),
+        patch("c-1", {{"cluster", "prod"}, {"layer", "cluster"}, {"order", 1}}),
+        patch("c-0", {{"cluster", "prod"}, {"layer", "cluster"}, {"role", "worker"}}),
+        patch("c-lab", {{"cluster", "lab"}, {"layer", "cluster"}}),
+        patch("c-nameless", {{"layer", "cluster"}}),
+        patch("odd", {{"cluster", "prod"}, {"layer", "node"}, {"machine", "w1"}}),
+        patch("bare", Value::object()),
+        patch("not-a-spec", "text"),
+    };
+    const render::PatchIndex index(ps);
+    auto names = [](const std::vector<const Value*>& sel) {
+        std::vector<std::string> out;
+        for (const Value* p : sel) {
+            out.push_back((*p)["metadata"]["name"].get<std::string>());
+        }
+        return out;
+    };
+    int nonempty = 0;
+    for (const std::string cluster : {"prod", "lab", ""}) {
+        for (const std::string role : {"worker", "controlplane", ""}) {
+            for (const std::string machine : {"w1", "w2", "w3", ""}) {
+                CAPTURE(cluster, role, machine);
+                const auto want = render::select_patches(ps, cluster, role, machine);
+                const auto got = index.select(cluster, role, machine);
+                CHECK(names(got) == names(want));
+                CHECK(got == want); // the list's own objects
+                const auto copies = index.patches_for(cluster, role, machine);
+                REQUIRE(copies.size() == want.size());
+                for (std::size_t i = 0; i < copies.size(); ++i) {
+                    CHECK(copies[i] == *want[i]);
+                }
+                nonempty += want.empty() ? 0 : 1;
+            }
+        }
+    }
+    CHECK(nonempty > 20); // the grid reaches the rule's every branch, not only empty answers
+    CHECK(names(index.select("prod", "worker", "w1")) ==
+          std::vector<std::string>{"c-0", "c-1", "r-w", "m-w1-a", "m-w1-b"});
+    CHECK(names(index.select("prod", "", "")) ==
+          std::vector<std::string>{"c-0", "c-1", "r-empty", "r-machine", "r-none"});
+}
