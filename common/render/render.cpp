@@ -6,7 +6,9 @@
 #include "common/util/strings.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <memory>
 
 namespace ichor::render {
 
@@ -604,6 +606,54 @@ Result<std::vector<Value>> generate(const Input& in) {
     return docs;
 }
 
+namespace {
+
+// A patch's text parsed, kept for the next render that reads the same text: a cluster's and a
+// role's patch are one text for every machine they select, and a plan renders each machine
+// several times (the drift, the layering's verify, the node check). parse_patch is a function of
+// the text alone, and its YAML parse the most of a patch's cost. A few texts are kept per thread,
+// the least recently used going first, up to k_kept_bytes of text in all; a larger text, and a
+// text that does not parse, is parsed each time.
+std::shared_ptr<const Patch> parsed_patch(const std::string& text, Result<Patch>& failure) {
+    constexpr std::size_t k_kept = 16;
+    constexpr std::size_t k_kept_bytes = 256 * 1024;
+    struct Kept {
+        std::string text;
+        std::shared_ptr<const Patch> patch;
+        std::uint64_t used = 0;
+    };
+    thread_local std::vector<Kept> kept;
+    thread_local std::uint64_t clock = 0;
+    thread_local std::size_t bytes = 0;
+    for (auto& k : kept) {
+        if (k.text == text) {
+            k.used = ++clock;
+            return k.patch;
+        }
+    }
+    auto p = parse_patch(text, "spec.patch");
+    if (!p) {
+        failure = std::move(p);
+        return nullptr;
+    }
+    auto patch = std::make_shared<const Patch>(std::move(*p));
+    if (text.size() > k_kept_bytes / k_kept) {
+        return patch;
+    }
+    while (!kept.empty() && (kept.size() >= k_kept || bytes + text.size() > k_kept_bytes)) {
+        auto oldest = std::min_element(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
+            return a.used < b.used;
+        });
+        bytes -= oldest->text.size();
+        kept.erase(oldest);
+    }
+    kept.push_back(Kept{text, patch, ++clock});
+    bytes += text.size();
+    return patch;
+}
+
+} // namespace
+
 Result<std::vector<Value>> render(const Input& in) {
     auto docs = generate(in);
     if (!docs) {
@@ -611,18 +661,21 @@ Result<std::vector<Value>> render(const Input& in) {
     }
     for (const Value* p : select_patches(in.patches, in.cluster->name, in.role, in.machine)) {
         const std::string name = str_at(*p, "metadata.name");
-        auto patch = parse_patch(PatchView(*p).patch(), "spec.patch");
+        Result<Patch> failure = Patch{};
+        std::shared_ptr<const Patch> patch = parsed_patch(PatchView(*p).patch(), failure);
         if (!patch) {
-            return patch.error().wrap("TalosConfigPatch " + name);
+            return failure.error().wrap("TalosConfigPatch " + name);
         }
         if (PatchView(*p).secret_values_field() != nullptr) {
             auto values = secret_values(*p);
             if (!values) {
                 return values.error().wrap("TalosConfigPatch " + name);
             }
-            if (auto st = resolve_secret_values(*patch, *values, in.secrets); !st) {
+            Patch resolved = *patch; // the kept parse is shared: the values go into a copy
+            if (auto st = resolve_secret_values(resolved, *values, in.secrets); !st) {
                 return st.error().wrap("TalosConfigPatch " + name);
             }
+            patch = std::make_shared<const Patch>(std::move(resolved));
         }
         if (auto st = apply_patch(*docs, *patch); !st) {
             return st.error().wrap("TalosConfigPatch " + name);

@@ -269,3 +269,49 @@ TEST_CASE("a PatchIndex selects what select_patches selects, in its order", "[re
     CHECK(names(index.select("prod", "", "")) ==
           std::vector<std::string>{"c-0", "c-1", "r-empty", "r-machine", "r-none"});
 }
+
+TEST_CASE("render reads each patch text as its own, however many texts it has kept", "[render]") {
+    auto cases_doc = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
+    REQUIRE(cases_doc.ok());
+    auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
+    REQUIRE(b.ok());
+    auto cluster = render::parse_cluster((*cases_doc)["clusters"]["mirrors"]);
+    REQUIRE(cluster.ok());
+    auto text = [](int i) {
+        return "machine:\n  kubelet:\n    extraArgs:\n      v: \"" + std::to_string(i) + "\"\n";
+    };
+    auto patch = [&](const std::string& t) {
+        Value p = Value::object();
+        p["metadata"]["name"] = "p";
+        p["spec"] = Value{{"cluster", cluster->name}, {"layer", "cluster"}, {"patch", t}};
+        return p;
+    };
+    render::Input in{&*cluster, &*b, "worker", "w", {"/dev/sda", "img", false}, "", {}};
+    auto base = render::generate(in);
+    REQUIRE(base.ok());
+    // More texts than are kept, each asked twice, far apart and in another order: every answer is
+    // that text's, as parsing it afresh gives it.
+    std::vector<int> asks;
+    for (int i = 0; i < 40; ++i) {
+        asks.push_back(i);
+    }
+    for (int i = 39; i >= 0; i -= 3) {
+        asks.push_back(i);
+    }
+    for (int i : asks) {
+        CAPTURE(i);
+        std::vector<Value> want = *base;
+        REQUIRE(render::apply_patch_text(want, text(i), "spec.patch").ok());
+        in.patches = {patch(text(i))};
+        auto got = render::render(in);
+        REQUIRE(got.ok());
+        CHECK(doc::to_yaml_stream(*got) == doc::to_yaml_stream(want));
+    }
+    // A text that does not parse fails every time it is asked, never kept as an answer.
+    in.patches = {patch("machine: [unclosed\n")};
+    for (int n = 0; n < 2; ++n) {
+        auto bad = render::render(in);
+        REQUIRE_FALSE(bad.ok());
+        CHECK(bad.error().code == "PatchDoesNotApply");
+    }
+}
