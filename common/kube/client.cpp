@@ -372,8 +372,54 @@ Result<Response> Client::request(const std::string& method, const std::string& p
     }
 }
 
+namespace {
+
+// A list's answer as a document, without the fields `omit` names in each of its items (dotted
+// paths from the item): they are read past, never built.
+doc::Value parse_list(const std::string& body, const std::vector<std::string>& omit) {
+    if (omit.empty()) {
+        return doc::Value::parse(body, nullptr, false);
+    }
+    // The parser's depth of a key is the number of containers open around it: 1 for the list's
+    // own keys ("items"), 3 for an item's, 4 for its metadata's.
+    constexpr int k_item = 3;
+    std::vector<std::vector<std::string>> paths;
+    for (const auto& o : omit) {
+        paths.push_back(util::split(o, '.'));
+    }
+    std::vector<std::string> keys; // keys[d]: the key last read at depth d
+    auto keep = [&](int depth, doc::Value::parse_event_t event, doc::Value& parsed) {
+        if (event != doc::Value::parse_event_t::key) {
+            return true;
+        }
+        const auto d = static_cast<std::size_t>(depth);
+        if (keys.size() <= d) {
+            keys.resize(d + 1);
+        }
+        keys[d] = parsed.get<std::string>();
+        if (depth < k_item || keys[1] != "items") {
+            return true;
+        }
+        for (const auto& p : paths) {
+            if (p.size() == d - k_item + 1 &&
+                std::equal(p.begin(), p.end(), keys.begin() + k_item)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    return doc::Value::parse(body, keep, false);
+}
+
+} // namespace
+
+doc::Value parse_list_answer(const std::string& body, const std::vector<std::string>& omit) {
+    return parse_list(body, omit);
+}
+
 Result<doc::Value> Client::call(const std::string& method, const std::string& path,
-                                const std::string& body, const std::string& content_type) {
+                                const std::string& body, const std::string& content_type,
+                                const std::vector<std::string>& omit) {
     auto r = request(method, path, body, content_type);
     if (!r) {
         return r.error();
@@ -384,7 +430,7 @@ Result<doc::Value> Client::call(const std::string& method, const std::string& pa
     if (util::trim(r->body).empty()) {
         return doc::Value();
     }
-    doc::Value v = doc::Value::parse(r->body, nullptr, false);
+    doc::Value v = parse_list(r->body, omit);
     if (v.is_discarded()) {
         return make_error(ErrorKind::Unreachable,
                           method + " " + m_config.cluster.server + path +
@@ -408,7 +454,7 @@ Result<doc::Value> Client::list(const std::string& collection_path, const ListOp
                                       {"fieldSelector", opts.field_selector},
                                       {"limit", limit > 0 ? std::to_string(limit) : ""},
                                       {"continue", cont}});
-        auto page = call("GET", collection_path + q, {}, {});
+        auto page = call("GET", collection_path + q, {}, {}, opts.omit);
         if (!page && !cont.empty() &&
             (page.error().code == reason::k_expired || page.error().code == reason::k_gone)) {
             out = doc::Value(); // the snapshot expired between pages: list again in one piece
@@ -420,7 +466,7 @@ Result<doc::Value> Client::list(const std::string& collection_path, const ListOp
             return page.error();
         }
         doc::Value items = page->contains("items") && (*page)["items"].is_array()
-                               ? (*page)["items"]
+                               ? std::move((*page)["items"])
                                : doc::Value::array();
         cont = doc::get_string(*page, "metadata.continue");
         if (out.is_null()) {

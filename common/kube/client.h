@@ -59,7 +59,14 @@ struct ListOptions {
     std::string label_selector;
     std::string field_selector;
     int limit = 500; // page size; 0: one unpaged request
+    // Fields of each item left out as the answer is read (dotted paths from the item, such as
+    // "metadata.managedFields"): for a large list of which the caller reads a few fields.
+    std::vector<std::string> omit;
 };
+
+// A list's answer read as Client::list reads it: without the fields `omit` names in each item
+// (ListOptions::omit); an answer that is not JSON is discarded (is_discarded()).
+doc::Value parse_list_answer(const std::string& body, const std::vector<std::string>& omit);
 
 struct WriteOptions {
     std::string field_manager;    // empty: the server's default for the client
@@ -141,8 +148,10 @@ class Client {
                              const std::string& body = {}, const std::string& content_type = {});
 
   private:
+    // `omit`: parse_list_answer's, for a list's pages.
     Result<doc::Value> call(const std::string& method, const std::string& path,
-                            const std::string& body, const std::string& content_type);
+                            const std::string& body, const std::string& content_type,
+                            const std::vector<std::string>& omit = {});
     Result<Response> perform(const std::string& method, const std::string& path,
                              const std::string& body, const std::string& content_type);
     Status ensure_credentials();

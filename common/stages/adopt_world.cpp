@@ -79,8 +79,9 @@ Result<std::vector<Value>> list_items(kube::Client& k, const std::string& path,
         return l.error().wrap("listing " + path);
     }
     std::vector<Value> out;
-    if (const Value* items = doc::find_path(*l, "items"); items && items->is_array()) {
-        out.assign(items->begin(), items->end());
+    if (l->is_object() && l->contains("items") && (*l)["items"].is_array()) {
+        Value& items = (*l)["items"];
+        out.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
     }
     return out;
 }
@@ -95,14 +96,20 @@ class KubeClusterReads final : public ClusterReads {
             const char* path;
             std::vector<Value>* into;
             const char* field_selector;
+            std::vector<std::string> omit;
         };
+        // Of a Node the plan reads its name, annotations, addresses, conditions and nodeInfo
+        // (plan_node_fields, cni::detect): its managedFields and its node's image list, half of
+        // a Node or more, are left unread.
+        const std::vector<std::string> node_omit = {"metadata.managedFields", "status.images"};
         for (const Want& w : {Want{"/apis/apps/v1/daemonsets", &c.daemonsets, ""},
                               Want{"/apis/apps/v1/deployments", &c.deployments, ""},
                               Want{"/api/v1/configmaps", &c.configmaps, ""},
                               Want{"/api/v1/secrets", &c.secrets, "type=helm.sh/release.v1"},
-                              Want{"/api/v1/nodes", &c.nodes, ""}}) {
+                              Want{"/api/v1/nodes", &c.nodes, "", node_omit}}) {
             kube::ListOptions lo;
             lo.field_selector = w.field_selector;
+            lo.omit = w.omit;
             auto items = list_items(m_k, w.path, lo);
             if (!items) {
                 return items.error().wrap("reading the cluster's CNI");

@@ -278,6 +278,43 @@ TEST_CASE("client: list follows continue tokens", "[kube][client]") {
                                 "?labelSelector=app%3Dx&limit=1&continue=t1");
 }
 
+TEST_CASE("client: a list leaves out the fields it is told to, in every item and page alone",
+          "[kube][client]") {
+    const std::string page1 =
+        R"({"kind":"NodeList","metadata":{"continue":"t1","managedFields":"the list's own"},)"
+        R"("items":[{"metadata":{"name":"a","managedFields":[{"manager":"kubelet"}],)"
+        R"("labels":{"managedFields":"a label"}},"status":{"images":[{"names":["x"]}],)"
+        R"("addresses":[{"address":"10.0.0.1"}]},"managedFields":"an item's own key"}]})";
+    const std::string page2 =
+        R"({"kind":"NodeList","metadata":{},"items":[{"metadata":{"name":"b",)"
+        R"("managedFields":[]},"status":{"images":[]}},"not an object",[1,2]]})";
+    FakeServer srv([&](const FakeServer::Request& r) {
+        return FakeServer::Reply{200, r.target.find("continue=") == std::string::npos ? page1 : page2,
+                                 {}};
+    });
+    Client c(config_for(srv.url()), Environment{}, test_options());
+    ListOptions lo{"", "", 1};
+    lo.omit = {"metadata.managedFields", "status.images"};
+    auto l = c.list("/api/v1/nodes", lo);
+    REQUIRE(l.ok());
+    CHECK((*l)["items"] ==
+          doc::Value::parse(R"([{"metadata":{"name":"a","labels":{"managedFields":"a label"}},)"
+                            R"("status":{"addresses":[{"address":"10.0.0.1"}]},)"
+                            R"("managedFields":"an item's own key"},)"
+                            R"({"metadata":{"name":"b"},"status":{}},"not an object",[1,2]])"));
+    // the list's own metadata is not an item's
+    CHECK(parse_list_answer(page1, lo.omit)["metadata"]["managedFields"] == "the list's own");
+    // without `omit`, everything; an answer that is not JSON is discarded either way
+    CHECK(parse_list_answer(page1, {}) == doc::Value::parse(page1));
+    CHECK(parse_list_answer("{\"items\":[", lo.omit).is_discarded());
+    CHECK(parse_list_answer("{\"items\":[", {}).is_discarded());
+    // other fields of the same names elsewhere stay
+    auto all = c.list("/api/v1/nodes", {"", "", 1});
+    REQUIRE(all.ok());
+    CHECK((*all)["items"][0]["metadata"]["managedFields"][0]["manager"] == "kubelet");
+    CHECK((*all)["items"][0]["status"]["images"].size() == 1);
+}
+
 TEST_CASE("client: list restarts unpaged when the continue token expired", "[kube][client]") {
     FakeServer srv([](const FakeServer::Request& r) {
         if (r.target.find("continue=") != std::string::npos) {
