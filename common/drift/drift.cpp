@@ -845,16 +845,30 @@ bool renders_install_disk(const Value& rendered_facts) {
 }
 
 Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
-                 const Context& node_context, const Rerender& rerender) {
+                 const Context& node_context, const Rerender& rerender, Worked* worked) {
     Analysis a;
     const Value live_facts = normalize(live);
-    const Value rendered_facts = normalize(rendered);
+    Value rendered_facts = normalize(rendered);
     Context context = node_context;
     context.install_disk_rendered = renders_install_disk(rendered_facts);
     std::vector<Change> captured;
     std::vector<Change> changes = diff(live_facts, rendered_facts);
     for (auto& m : layout_moves(live, rendered, changes, context)) {
         changes.push_back(std::move(m));
+    }
+    // Given back on every way out; the facts are read below, so moved out last.
+    struct Keep {
+        Worked* w;
+        Value& facts;
+        ~Keep() {
+            if (w != nullptr) {
+                w->rendered_facts = std::move(facts);
+            }
+        }
+    } keep{worked, rendered_facts};
+    if (worked != nullptr) {
+        worked->changes = changes;
+        worked->context = context;
     }
     for (auto& c : changes) {
         Verdict v = classify(c, context);

@@ -62,14 +62,25 @@ std::vector<Change> layout_moves(const std::vector<doc::Value>& live,
 // classification of a render's changes sets it from that render.
 bool renders_install_disk(const doc::Value& rendered_facts);
 
+// What analyze worked from, kept when asked for (`worked`): the render's normalized facts and
+// every change it found before classifying them (layout moves included), with the context it
+// classified them under. The whole cluster's layering goes on from them instead of rendering
+// and diffing each machine a second time.
+struct Worked {
+    doc::Value rendered_facts;
+    std::vector<Change> changes;
+    Context context;
+};
+
 // `live`: the node's documents, secrets already digested (machineconfig::digest_secrets);
 // `rerender` is given the capture with its credentials' digests in place (Capture::resolved);
 // `rendered`: the render's, secrets in the clear (they never leave this function: values of
 // secret findings are digests). When there is class A drift, the capture is applied through
 // `rerender`; if render + capture does not equal the live configuration on the captured paths
 // (or changes another path), each class A finding becomes class C, code CaptureDoesNotRoundTrip.
+// `worked`, when given, gets what analyze worked from (Worked).
 Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Value>& rendered,
-                 const Context& context, const Rerender& rerender);
+                 const Context& context, const Rerender& rerender, Worked* worked = nullptr);
 
 // The machine-layer patch that turns `rendered_facts` into `live_facts` on the given class A
 // changes: a changed list or a value the node lacks is deleted (`$patch: delete`) and then set,

@@ -400,13 +400,20 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
         ctx.talos_minor = v->minor;
     }
     std::vector<Value> live(config->begin(), config->end());
-    drift::Analysis a = drift::analyze(live, *rendered, ctx, rerender);
+    drift::Worked worked;
+    drift::Analysis a =
+        drift::analyze(live, *rendered, ctx, rerender, o.kept != nullptr ? &worked : nullptr);
     n.outcome = "writable";
     drift_results(n, a, patch_name, o);
     if (n.outcome != "writable") {
         return;
     }
     n.machine = make_machine(n, node, inst, o);
+    if (o.kept != nullptr) {
+        auto [k, fresh] = o.kept->try_emplace(doc::get_string(n.machine, "spec.address"));
+        k->second = fresh ? KeptWork{std::move(*rendered), std::move(worked)} : KeptWork{};
+        k->second.usable = fresh;
+    }
     if (!a.capture.empty()) {
         n.patch = make_patch(n, patch_name, a.capture, order, o);
         n.credentials = attach_credentials(n.patch, a.capture_secrets, {n.address});

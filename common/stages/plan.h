@@ -6,15 +6,26 @@
 
 #include "common/bundle/bundle.h"
 #include "common/doc/resource_list.h"
+#include "common/drift/drift.h"
 #include "common/render/render.h"
 #include "common/stages/stage.h"
 #include "common/util/result.h"
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ichor::stages {
+
+// What plan() rendered and diffed for one writable machine, kept for a caller that plans on from
+// it (the whole cluster's layering, plan_cluster.cpp): its render and what drift::analyze worked
+// from.
+struct KeptWork {
+    std::vector<doc::Value> rendered;
+    drift::Worked worked;
+    bool usable = true; // false: two machines of one address, neither kept
+};
 
 struct PlanOptions {
     std::string cluster; // the TalosCluster's name
@@ -27,6 +38,8 @@ struct PlanOptions {
     const bundle::Bundle* bundle = nullptr;    // its secrets bundle (required)
     std::vector<doc::Value> patches;           // TalosConfigPatch objects of the namespace
     std::vector<doc::Value> machines;          // TalosMachine objects of the namespace
+    // When set, each writable machine's KeptWork, by its TalosMachine's spec.address.
+    std::map<std::string, KeptWork>* kept = nullptr;
 };
 
 // The stage (stage.h). Appends, for each writable machine, the TalosMachine (approved, held with

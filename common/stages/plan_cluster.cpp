@@ -161,9 +161,19 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, std::vector<Node>&
     return cp_blocked ? std::optional<Outcome>(refused(nodes)) : std::nullopt;
 }
 
-// Each planned machine's render and its class A findings, the input of the layering.
+bool same_context(const drift::Context& a, const drift::Context& b) {
+    return a.cluster_sets_registries == b.cluster_sets_registries &&
+           a.cni_preset == b.cni_preset && a.cilium_manifests == b.cilium_manifests &&
+           a.talos_minor == b.talos_minor && a.install_disk_rendered == b.install_disk_rendered;
+}
+
+// Each planned machine's render and its class A findings, the input of the layering. plan() kept
+// each writable machine's render and changes (`kept`, by address): they are taken as they are,
+// the same input rendered and diffed the same way, when they were found under the context the
+// layering classifies with; otherwise the machine is rendered and diffed here.
 std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterSpec& spec,
-                                  const ClusterPlanOptions& o) {
+                                  const ClusterPlanOptions& o,
+                                  std::map<std::string, KeptWork>& kept) {
     drift::Context ctx{!spec.registry_mirrors.is_null(), spec.cni_preset, spec.cilium_manifests};
     std::vector<Planned> work;
     for (const Value* m : mp.machines) {
@@ -180,22 +190,38 @@ std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterS
         p.input.install.disk = MachineView(*m).install_disk();
         p.input.install.image = MachineView(*m).install_image();
         p.input.install.wipe = MachineView(*m).install_wipe();
-        auto rendered = render::render(p.input);
-        if (p.node == nullptr || !rendered) {
-            continue; // plan() already rendered it; cannot differ
+        if (p.node == nullptr) {
+            continue;
         }
         p.live_facts = &p.node->facts;
-        p.rendered_facts = drift::normalize(*rendered);
-        p.rendered = std::move(*rendered);
         p.ctx = node_context(ctx, *p.node);
-        // as drift::analyze does: a node's diskSelector is class A only where the render has no
-        // disk, and the layering and its verify must classify it as the machine's plan did
-        p.ctx.install_disk_rendered = drift::renders_install_disk(p.rendered_facts);
-        std::vector<drift::Change> changes = drift::diff(*p.live_facts, p.rendered_facts);
-        if (const Value* docs = View(*p.node->item).config(); docs != nullptr && docs->is_array()) {
-            const std::vector<Value> live(docs->begin(), docs->end());
-            for (auto& m : drift::layout_moves(live, p.rendered, changes, p.ctx)) {
-                changes.push_back(std::move(m));
+        std::vector<drift::Change> changes;
+        auto k = kept.find(MachineView(*m).address());
+        if (k != kept.end() && k->second.usable) {
+            p.ctx.install_disk_rendered = k->second.worked.context.install_disk_rendered;
+        }
+        if (k != kept.end() && k->second.usable && same_context(p.ctx, k->second.worked.context)) {
+            p.rendered = std::move(k->second.rendered);
+            p.rendered_facts = std::move(k->second.worked.rendered_facts);
+            changes = std::move(k->second.worked.changes);
+            kept.erase(k);
+        } else {
+            auto rendered = render::render(p.input);
+            if (!rendered) {
+                continue; // plan() already rendered it; cannot differ
+            }
+            p.rendered_facts = drift::normalize(*rendered);
+            p.rendered = std::move(*rendered);
+            // as drift::analyze does: a node's diskSelector is class A only where the render has
+            // no disk, and the layering and its verify must classify it as the machine's plan did
+            p.ctx.install_disk_rendered = drift::renders_install_disk(p.rendered_facts);
+            changes = drift::diff(*p.live_facts, p.rendered_facts);
+            if (const Value* docs = View(*p.node->item).config();
+                docs != nullptr && docs->is_array()) {
+                const std::vector<Value> live(docs->begin(), docs->end());
+                for (auto& mv : drift::layout_moves(live, p.rendered, changes, p.ctx)) {
+                    changes.push_back(std::move(mv));
+                }
             }
         }
         for (auto& c : changes) {
@@ -378,13 +404,14 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
         return refused(nodes);
     }
     MachinePlans mp;
-    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}};
+    std::map<std::string, KeptWork> kept;
+    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}, &kept};
     if (auto stop = plan_machines(list, nodes, po, refuse, mp)) {
         return *stop;
     }
     std::vector<Value> patches;
     std::vector<Value> credentials;
-    choose_patches(list, planned_work(mp, *spec, o), mp, name, o.ns, patches, credentials);
+    choose_patches(list, planned_work(mp, *spec, o, kept), mp, name, o.ns, patches, credentials);
     const std::size_t patch_count = patches.size();
     std::vector<Value> created = objects_in_order(std::move(cluster_obj), std::move(credentials),
                                                   std::move(patches), mp, name, o);

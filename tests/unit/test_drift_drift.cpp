@@ -766,3 +766,44 @@ TEST_CASE("a 1.14 node that selects its disk by a CEL match keeps its selector",
     in.install.disk = "/dev/sda";
     CHECK(classes(analyze(machineconfig::digest_secrets(node), in)).empty());
 }
+
+TEST_CASE("what analyze worked from is the render's facts and every change, as computed alone",
+          "[drift]") {
+    // The whole cluster's layering takes these instead of rendering and diffing each machine
+    // again (plan_cluster.cpp, planned_work): they must be what that would compute.
+    Fixture fx;
+    auto prod = fx.cluster("prod");
+    render::Input in{&prod, &fx.bundle, "worker", "prod-w-1", {"/dev/sda", "img", false}, "", {}};
+    auto r = render::render(in);
+    REQUIRE(r.ok());
+    auto with_drift = fx.live("w-1.13");
+    with_drift[0]["machine"]["sysctls"] = Value{{"vm.swappiness", "1"}}; // class A: a capture
+    with_drift[0]["machine"]["kubelet"]["extraArgs"] = Value{{"v", "4"}};
+    drift::Context ctx;
+    ctx.talos_minor = 13;
+    ctx.install_disk_rendered = false; // analyze sets it from the render
+    for (const auto& live : {fx.live("w-1.13"), with_drift}) {
+        drift::Worked w;
+        auto a = drift::analyze(live, *r, ctx, rerender_of(in), &w);
+        const Value facts = drift::normalize(*r);
+        CHECK(w.rendered_facts == facts);
+        drift::Context want = ctx;
+        want.install_disk_rendered = drift::renders_install_disk(facts);
+        CHECK(w.context.install_disk_rendered == want.install_disk_rendered);
+        CHECK(w.context.talos_minor == 13);
+        std::vector<drift::Change> changes = drift::diff(drift::normalize(live), facts);
+        for (auto& m : drift::layout_moves(live, *r, changes, want)) {
+            changes.push_back(std::move(m));
+        }
+        REQUIRE(w.changes.size() == changes.size());
+        for (std::size_t i = 0; i < changes.size(); ++i) {
+            CHECK(w.changes[i].dotted == changes[i].dotted);
+            CHECK(w.changes[i].current == changes[i].current);
+            CHECK(w.changes[i].proposed == changes[i].proposed);
+        }
+        // the findings are the changes that are not Ignored, the capture there when one is due
+        CHECK(a.findings.size() <= w.changes.size());
+        CHECK(a.capture.empty() == (live.size() == fx.live("w-1.13").size() &&
+                                    live[0] == fx.live("w-1.13")[0]));
+    }
+}
