@@ -845,9 +845,11 @@ bool renders_install_disk(const Value& rendered_facts) {
 }
 
 Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
-                 const Context& node_context, const Rerender& rerender, Worked* worked) {
+                 const Context& node_context, const Rerender& rerender, Worked* worked,
+                 const Value* given_live_facts) {
     Analysis a;
-    const Value live_facts = normalize(live);
+    const Value own_live_facts = given_live_facts == nullptr ? normalize(live) : Value();
+    const Value& live_facts = given_live_facts == nullptr ? own_live_facts : *given_live_facts;
     Value rendered_facts = normalize(rendered);
     Context context = node_context;
     context.install_disk_rendered = renders_install_disk(rendered_facts);

@@ -78,9 +78,11 @@ struct Worked {
 // secret findings are digests). When there is class A drift, the capture is applied through
 // `rerender`; if render + capture does not equal the live configuration on the captured paths
 // (or changes another path), each class A finding becomes class C, code CaptureDoesNotRoundTrip.
-// `worked`, when given, gets what analyze worked from (Worked).
+// `worked`, when given, gets what analyze worked from (Worked). `live_facts`, when given, is
+// normalize(live), which the caller has already.
 Analysis analyze(const std::vector<doc::Value>& live, const std::vector<doc::Value>& rendered,
-                 const Context& context, const Rerender& rerender, Worked* worked = nullptr);
+                 const Context& context, const Rerender& rerender, Worked* worked = nullptr,
+                 const doc::Value* live_facts = nullptr);
 
 // The machine-layer patch that turns `rendered_facts` into `live_facts` on the given class A
 // changes: a changed list or a value the node lacks is deleted (`$patch: delete`) and then set,

@@ -401,8 +401,14 @@ void analyze_node(NodePlan& n, const View& node, const render::ClusterSpec& c,
     }
     std::vector<Value> live(config->begin(), config->end());
     drift::Worked worked;
-    drift::Analysis a =
-        drift::analyze(live, *rendered, ctx, rerender, o.kept != nullptr ? &worked : nullptr);
+    const Value* live_facts = nullptr;
+    if (o.live_facts != nullptr) {
+        if (auto f = o.live_facts->find(node.node()); f != o.live_facts->end()) {
+            live_facts = f->second;
+        }
+    }
+    drift::Analysis a = drift::analyze(live, *rendered, ctx, rerender,
+                                       o.kept != nullptr ? &worked : nullptr, live_facts);
     n.outcome = "writable";
     drift_results(n, a, patch_name, o);
     if (n.outcome != "writable") {

@@ -40,6 +40,9 @@ struct PlanOptions {
     std::vector<doc::Value> machines;          // TalosMachine objects of the namespace
     // When set, each writable machine's KeptWork, by its TalosMachine's spec.address.
     std::map<std::string, KeptWork>* kept = nullptr;
+    // When set, the normalized configuration (drift::normalize) of nodes the caller has read
+    // already, by their Inspection's spec.node: not normalized again.
+    const std::map<std::string, const doc::Value*>* live_facts = nullptr;
 };
 
 // The stage (stage.h). Appends, for each writable machine, the TalosMachine (approved, held with

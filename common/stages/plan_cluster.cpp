@@ -405,7 +405,19 @@ Outcome plan_whole(doc::ResourceList& list, const ClusterPlanOptions& o) {
     }
     MachinePlans mp;
     std::map<std::string, KeptWork> kept;
-    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}, &kept};
+    // Each node's configuration was normalized by read_nodes; the drift of each machine reads it
+    // from there (a node whose address two Inspections give is normalized again).
+    std::map<std::string, const Value*> live_facts;
+    std::set<std::string> twice;
+    for (const auto& n : nodes) {
+        if (!n.facts.is_null() && !live_facts.emplace(n.address, &n.facts).second) {
+            twice.insert(n.address);
+        }
+    }
+    for (const auto& a : twice) {
+        live_facts.erase(a);
+    }
+    PlanOptions po{name, o.ns, false, &cluster_obj, o.bundle, {}, {}, &kept, &live_facts};
     if (auto stop = plan_machines(list, nodes, po, refuse, mp)) {
         return *stop;
     }

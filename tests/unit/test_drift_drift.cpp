@@ -801,9 +801,20 @@ TEST_CASE("what analyze worked from is the render's facts and every change, as c
             CHECK(w.changes[i].current == changes[i].current);
             CHECK(w.changes[i].proposed == changes[i].proposed);
         }
+        // the live facts given, as the whole cluster's plan has them: the same analysis
+        const Value live_facts = drift::normalize(live);
+        drift::Worked w2;
+        auto b = drift::analyze(live, *r, ctx, rerender_of(in), &w2, &live_facts);
+        CHECK(b.capture == a.capture);
+        CHECK(classes(b) == classes(a));
+        CHECK(w2.changes.size() == w.changes.size());
         // the findings are the changes that are not Ignored, the capture there when one is due
         CHECK(a.findings.size() <= w.changes.size());
         CHECK(a.capture.empty() == (live.size() == fx.live("w-1.13").size() &&
                                     live[0] == fx.live("w-1.13")[0]));
     }
+    // The facts given are the ones compared: they are read, not computed again from `live`.
+    const Value drifted = drift::normalize(with_drift);
+    auto given = drift::analyze(fx.live("w-1.13"), *r, ctx, rerender_of(in), nullptr, &drifted);
+    CHECK(classes(given).count("machine.sysctls.vm.swappiness") == 1);
 }
