@@ -5,7 +5,7 @@
 // node's own dry run of its render (stages/node_check.cpp), and Talos's apid issues no session
 // tickets, so the second connection is a full handshake. In it OpenSSL's chain verification
 // checks the node certificate's Ed25519 signature under the Talos CA again: about 60 us each, 15
-// ms of client CPU over 256 nodes (bench/HISTORY.md, "the realistic plan's CPU").
+// ms of client CPU over 256 nodes (bench/HISTORY.md, "the signature memo").
 //
 // What is remembered is one fact, "the certificate whose DER is exactly these bytes carries a
 // valid signature by this public key", and only once the real X509_verify said so. A signature
