@@ -844,53 +844,13 @@ bool renders_install_disk(const Value& rendered_facts) {
     return disk != nullptr && disk->is_string() && !disk->get_ref<const std::string&>().empty();
 }
 
-Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
-                 const Context& node_context, const Rerender& rerender, Worked* worked,
-                 const Value* given_live_facts) {
-    Analysis a;
-    const Value own_live_facts = given_live_facts == nullptr ? normalize(live) : Value();
-    const Value& live_facts = given_live_facts == nullptr ? own_live_facts : *given_live_facts;
-    Value rendered_facts = normalize(rendered);
-    Context context = node_context;
-    context.install_disk_rendered = renders_install_disk(rendered_facts);
-    std::vector<Change> captured;
-    std::vector<Change> changes = diff(live_facts, rendered_facts);
-    for (auto& m : layout_moves(live, rendered, changes, context)) {
-        changes.push_back(std::move(m));
-    }
-    // Given back on every way out; the facts are read below, so moved out last.
-    struct Keep {
-        Worked* w;
-        Value& facts;
-        ~Keep() {
-            if (w != nullptr) {
-                w->rendered_facts = std::move(facts);
-            }
-        }
-    } keep{worked, rendered_facts};
-    if (worked != nullptr) {
-        worked->changes = changes;
-        worked->context = context;
-    }
-    for (auto& c : changes) {
-        Verdict v = classify(c, context);
-        if (v.cls == Class::Ignored) {
-            continue;
-        }
-        if (v.cls == Class::A) {
-            captured.push_back(c);
-        }
-        a.findings.push_back({std::move(c), std::move(v)});
-    }
-    if (captured.empty()) {
-        return a;
-    }
-    Capture cap = capture(captured, live_facts, rendered_facts, rendered, live);
-    a.capture = cap.text;
-    a.capture_secrets = cap.secrets;
+namespace {
 
-    // Render again with the capture: on the captured paths the result must be the node's, and
-    // nothing else may move.
+// Renders again with the capture: on the captured paths the result must be the node's, and
+// nothing else may move. Each class A finding the capture does not reproduce becomes class C.
+void check_round_trip(Analysis& a, const Capture& cap, const std::vector<Change>& captured,
+                      const Value& live_facts, const std::vector<Value>& live,
+                      const Context& context, const Rerender& rerender) {
     std::set<std::string> before;
     for (const auto& f : a.findings) {
         before.insert(f.change.dotted);
@@ -907,8 +867,8 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
                 continue;
             }
             bool on_captured = false;
-            for (const auto& cap : captured) {
-                on_captured = on_captured || overlaps(c.dotted, cap.dotted);
+            for (const auto& cp : captured) {
+                on_captured = on_captured || overlaps(c.dotted, cp.dotted);
             }
             if (on_captured) {
                 failed.push_back(c.dotted);
@@ -933,6 +893,47 @@ Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rende
                     ": set it by hand in a TalosConfigPatch of the machine, or change the "
                     "node's configuration to the rendered value"};
         }
+    }
+}
+
+} // namespace
+
+Analysis analyze(const std::vector<Value>& live, const std::vector<Value>& rendered,
+                 const Context& node_context, const Rerender& rerender, Worked* worked,
+                 const Value* given_live_facts) {
+    Analysis a;
+    const Value own_live_facts = given_live_facts == nullptr ? normalize(live) : Value();
+    const Value& live_facts = given_live_facts == nullptr ? own_live_facts : *given_live_facts;
+    Value rendered_facts = normalize(rendered);
+    Context context = node_context;
+    context.install_disk_rendered = renders_install_disk(rendered_facts);
+    std::vector<Change> captured;
+    std::vector<Change> changes = diff(live_facts, rendered_facts);
+    for (auto& m : layout_moves(live, rendered, changes, context)) {
+        changes.push_back(std::move(m));
+    }
+    if (worked != nullptr) {
+        worked->changes = changes;
+        worked->context = context;
+    }
+    for (auto& c : changes) {
+        Verdict v = classify(c, context);
+        if (v.cls == Class::Ignored) {
+            continue;
+        }
+        if (v.cls == Class::A) {
+            captured.push_back(c);
+        }
+        a.findings.push_back({std::move(c), std::move(v)});
+    }
+    if (!captured.empty()) {
+        Capture cap = capture(captured, live_facts, rendered_facts, rendered, live);
+        a.capture = cap.text;
+        a.capture_secrets = cap.secrets;
+        check_round_trip(a, cap, captured, live_facts, live, context, rerender);
+    }
+    if (worked != nullptr) {
+        worked->rendered_facts = std::move(rendered_facts); // read above, so given back last
     }
     return a;
 }

@@ -641,9 +641,8 @@ std::shared_ptr<const Patch> parsed_patch(const std::string& text, Result<Patch>
         return patch;
     }
     while (!kept.empty() && (kept.size() >= k_kept || bytes + text.size() > k_kept_bytes)) {
-        auto oldest = std::min_element(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) {
-            return a.used < b.used;
-        });
+        auto oldest = std::min_element(
+            kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.used < b.used; });
         bytes -= oldest->text.size();
         kept.erase(oldest);
     }

@@ -170,8 +170,8 @@ class_b_paths(const doc::ResourceList& plan) {
         }
         const auto cls = tags->find(doc::k_tag_class);
         const auto node = tags->find(doc::k_tag_node);
-        if (cls == tags->end() || node == tags->end() || !cls->is_string() ||
-            !node->is_string() || cls->get_ref<const std::string&>() != "B") {
+        if (cls == tags->end() || node == tags->end() || !cls->is_string() || !node->is_string() ||
+            cls->get_ref<const std::string&>() != "B") {
             continue;
         }
         std::string path = doc::get_string(r, "field.path");
@@ -459,8 +459,7 @@ Outcome check_nodes(doc::ResourceList& plan, const NodeCheckOptions& o) {
     for (const auto& c : checks) {
         bool unreachable = false;
         const auto listed_b = class_b.find(c.node);
-        if (report(plan, c, o, listed_b != class_b.end() ? listed_b->second : none,
-                   unreachable)) {
+        if (report(plan, c, o, listed_b != class_b.end() ? listed_b->second : none, unreachable)) {
             ++out.done;
         } else {
             ++out.stopped;

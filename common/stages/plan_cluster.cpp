@@ -162,9 +162,9 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, std::vector<Node>&
 }
 
 bool same_context(const drift::Context& a, const drift::Context& b) {
-    return a.cluster_sets_registries == b.cluster_sets_registries &&
-           a.cni_preset == b.cni_preset && a.cilium_manifests == b.cilium_manifests &&
-           a.talos_minor == b.talos_minor && a.install_disk_rendered == b.install_disk_rendered;
+    return a.cluster_sets_registries == b.cluster_sets_registries && a.cni_preset == b.cni_preset &&
+           a.cilium_manifests == b.cilium_manifests && a.talos_minor == b.talos_minor &&
+           a.install_disk_rendered == b.install_disk_rendered;
 }
 
 // Each planned machine's render and its class A findings, the input of the layering. plan() kept

@@ -22,8 +22,8 @@
 #include <openssl/x509.h>
 
 #include <atomic>
-#include <set>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 

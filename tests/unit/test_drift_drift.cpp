@@ -810,8 +810,8 @@ TEST_CASE("what analyze worked from is the render's facts and every change, as c
         CHECK(w2.changes.size() == w.changes.size());
         // the findings are the changes that are not Ignored, the capture there when one is due
         CHECK(a.findings.size() <= w.changes.size());
-        CHECK(a.capture.empty() == (live.size() == fx.live("w-1.13").size() &&
-                                    live[0] == fx.live("w-1.13")[0]));
+        CHECK(a.capture.empty() ==
+              (live.size() == fx.live("w-1.13").size() && live[0] == fx.live("w-1.13")[0]));
     }
     // The facts given are the ones compared: they are read, not computed again from `live`.
     const Value drifted = drift::normalize(with_drift);

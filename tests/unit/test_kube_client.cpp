@@ -289,8 +289,8 @@ TEST_CASE("client: a list leaves out the fields it is told to, in every item and
         R"({"kind":"NodeList","metadata":{},"items":[{"metadata":{"name":"b",)"
         R"("managedFields":[]},"status":{"images":[]}},"not an object",[1,2]]})";
     FakeServer srv([&](const FakeServer::Request& r) {
-        return FakeServer::Reply{200, r.target.find("continue=") == std::string::npos ? page1 : page2,
-                                 {}};
+        return FakeServer::Reply{
+            200, r.target.find("continue=") == std::string::npos ? page1 : page2, {}};
     });
     Client c(config_for(srv.url()), Environment{}, test_options());
     ListOptions lo{"", "", 1};
