@@ -68,6 +68,8 @@ struct Context {
     int talos_minor = 0;
     // Whether the render writes an install disk (analyze sets it from the rendered facts).
     bool install_disk_rendered = true;
+
+    bool operator==(const Context&) const = default;
 };
 
 struct Verdict {

@@ -372,11 +372,8 @@ Result<Response> Client::request(const std::string& method, const std::string& p
     }
 }
 
-namespace {
-
-// A list's answer as a document, without the fields `omit` names in each of its items (dotted
-// paths from the item): they are read past, never built.
-doc::Value parse_list(const std::string& body, const std::vector<std::string>& omit) {
+// The fields `omit` names are read past, never built.
+doc::Value parse_list_answer(const std::string& body, const std::vector<std::string>& omit) {
     if (omit.empty()) {
         return doc::Value::parse(body, nullptr, false);
     }
@@ -411,12 +408,6 @@ doc::Value parse_list(const std::string& body, const std::vector<std::string>& o
     return doc::Value::parse(body, keep, false);
 }
 
-} // namespace
-
-doc::Value parse_list_answer(const std::string& body, const std::vector<std::string>& omit) {
-    return parse_list(body, omit);
-}
-
 Result<doc::Value> Client::call(const std::string& method, const std::string& path,
                                 const std::string& body, const std::string& content_type,
                                 const std::vector<std::string>& omit) {
@@ -430,7 +421,7 @@ Result<doc::Value> Client::call(const std::string& method, const std::string& pa
     if (util::trim(r->body).empty()) {
         return doc::Value();
     }
-    doc::Value v = parse_list(r->body, omit);
+    doc::Value v = parse_list_answer(r->body, omit);
     if (v.is_discarded()) {
         return make_error(ErrorKind::Unreachable,
                           method + " " + m_config.cluster.server + path +

@@ -499,14 +499,6 @@ std::vector<Value> copies(const std::vector<const Value*>& selected) {
     return out;
 }
 
-// The text at `key` of a patch's spec, when it is a non-empty string.
-const std::string* spec_text(const Value& patch, const char* key) {
-    const Value* v = doc::find_path(patch, std::string("spec.") + key);
-    return v != nullptr && v->is_string() && !v->get_ref<const std::string&>().empty()
-               ? &v->get_ref<const std::string&>()
-               : nullptr;
-}
-
 } // namespace
 
 std::vector<const Value*> select_patches(const std::vector<Value>& patches,
@@ -529,15 +521,17 @@ std::vector<Value> patches_for(const std::vector<Value>& patches, const std::str
 
 PatchIndex::PatchIndex(const std::vector<Value>& patches) : m_patches(&patches) {
     for (std::size_t i = 0; i < patches.size(); ++i) {
-        const std::string* layer = spec_text(patches[i], "layer");
-        const std::string* role = spec_text(patches[i], "role");
-        const std::string* machine = spec_text(patches[i], "machine");
+        const PatchView v(patches[i]);
+        const std::string layer = v.layer();
+        std::string role = v.role();
+        std::string machine = v.machine();
         // Only where the rule cannot select the patch for another key: a role layer selects by
-        // its role alone, a machine layer by its (non-empty) machine alone.
-        if (layer != nullptr && *layer == objects::k_layer_role && role != nullptr) {
-            m_by_role[*role].push_back(i);
-        } else if (layer != nullptr && *layer == objects::k_layer_machine && machine != nullptr) {
-            m_by_machine[*machine].push_back(i);
+        // its role alone, a machine layer by its (non-empty) machine alone. A key that is empty
+        // or not text can select an unnamed role: asked every time.
+        if (layer == objects::k_layer_role && !role.empty()) {
+            m_by_role[std::move(role)].push_back(i);
+        } else if (layer == objects::k_layer_machine && !machine.empty()) {
+            m_by_machine[std::move(machine)].push_back(i);
         } else {
             m_others.push_back(i);
         }
@@ -614,7 +608,7 @@ namespace {
 // the text alone, and its YAML parse the most of a patch's cost. A few texts are kept per thread,
 // the least recently used going first, up to k_kept_bytes of text in all; a larger text, and a
 // text that does not parse, is parsed each time.
-std::shared_ptr<const Patch> parsed_patch(const std::string& text, Result<Patch>& failure) {
+Result<std::shared_ptr<const Patch>> parsed_patch(const std::string& text) {
     constexpr std::size_t k_kept = 16;
     constexpr std::size_t k_kept_bytes = 256 * 1024;
     struct Kept {
@@ -633,8 +627,7 @@ std::shared_ptr<const Patch> parsed_patch(const std::string& text, Result<Patch>
     }
     auto p = parse_patch(text, "spec.patch");
     if (!p) {
-        failure = std::move(p);
-        return nullptr;
+        return p.error();
     }
     auto patch = std::make_shared<const Patch>(std::move(*p));
     if (text.size() > k_kept_bytes / k_kept) {
@@ -660,11 +653,11 @@ Result<std::vector<Value>> render(const Input& in) {
     }
     for (const Value* p : select_patches(in.patches, in.cluster->name, in.role, in.machine)) {
         const std::string name = str_at(*p, "metadata.name");
-        Result<Patch> failure = Patch{};
-        std::shared_ptr<const Patch> patch = parsed_patch(PatchView(*p).patch(), failure);
-        if (!patch) {
-            return failure.error().wrap("TalosConfigPatch " + name);
+        auto parsed = parsed_patch(PatchView(*p).patch());
+        if (!parsed) {
+            return parsed.error().wrap("TalosConfigPatch " + name);
         }
+        std::shared_ptr<const Patch> patch = std::move(*parsed);
         if (PatchView(*p).secret_values_field() != nullptr) {
             auto values = secret_values(*p);
             if (!values) {

@@ -161,12 +161,6 @@ std::optional<Outcome> plan_machines(doc::ResourceList& list, std::vector<Node>&
     return cp_blocked ? std::optional<Outcome>(refused(nodes)) : std::nullopt;
 }
 
-bool same_context(const drift::Context& a, const drift::Context& b) {
-    return a.cluster_sets_registries == b.cluster_sets_registries && a.cni_preset == b.cni_preset &&
-           a.cilium_manifests == b.cilium_manifests && a.talos_minor == b.talos_minor &&
-           a.install_disk_rendered == b.install_disk_rendered;
-}
-
 // Each planned machine's render and its class A findings, the input of the layering. plan() kept
 // each writable machine's render and changes (`kept`, by address): they are taken as they are,
 // the same input rendered and diffed the same way, when they were found under the context the
@@ -197,10 +191,15 @@ std::vector<Planned> planned_work(const MachinePlans& mp, const render::ClusterS
         p.ctx = node_context(ctx, *p.node);
         std::vector<drift::Change> changes;
         auto k = kept.find(MachineView(*m).address());
+        bool reuse = false;
         if (k != kept.end() && k->second.usable) {
-            p.ctx.install_disk_rendered = k->second.worked.context.install_disk_rendered;
+            // the same but for install_disk_rendered, which analyze set from the same render
+            drift::Context ours = p.ctx;
+            ours.install_disk_rendered = k->second.worked.context.install_disk_rendered;
+            reuse = ours == k->second.worked.context;
         }
-        if (k != kept.end() && k->second.usable && same_context(p.ctx, k->second.worked.context)) {
+        if (reuse) {
+            p.ctx = k->second.worked.context;
             p.rendered = std::move(k->second.rendered);
             p.rendered_facts = std::move(k->second.worked.rendered_facts);
             changes = std::move(k->second.worked.changes);

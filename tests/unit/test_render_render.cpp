@@ -130,14 +130,27 @@ TEST_CASE("render equals Talos's generator on the golden matrix", "[render][gold
     }
 }
 
-TEST_CASE("render is deterministic and pure", "[render]") {
+// The golden cases' bundle and their cluster "mirrors", for a test that renders one machine.
+struct MirrorsCluster {
+    bundle::Bundle bundle;
+    render::ClusterSpec cluster;
+};
+
+MirrorsCluster mirrors_cluster() {
     auto cases_doc = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
     REQUIRE(cases_doc.ok());
     auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
     REQUIRE(b.ok());
     auto cluster = render::parse_cluster((*cases_doc)["clusters"]["mirrors"]);
     REQUIRE(cluster.ok());
-    render::Input in{&*cluster, &*b, "controlplane", "m-cp-1", {"/dev/sda", "img", false}, "", {}};
+    return {*b, *cluster};
+}
+
+TEST_CASE("render is deterministic and pure", "[render]") {
+    const MirrorsCluster m = mirrors_cluster();
+    const auto* cluster = &m.cluster;
+    const auto* b = &m.bundle;
+    render::Input in{cluster, b, "controlplane", "m-cp-1", {"/dev/sda", "img", false}, "", {}};
     auto a = render::render(in);
     auto c = render::render(in);
     REQUIRE(a.ok());
@@ -229,6 +242,7 @@ TEST_CASE("a PatchIndex selects what select_patches selects, in its order", "[re
         patch("r-none", {{"cluster", "prod"}, {"layer", "role"}}),
         patch("r-empty", {{"cluster", "prod"}, {"layer", "role"}, {"role", ""}}),
         patch("r-machine", {{"cluster", "prod"}, {"layer", "role"}, {"machine", "w1"}}),
+        patch("r-number", {{"cluster", "prod"}, {"layer", "role"}, {"role", 7}}),
         patch("c-1", {{"cluster", "prod"}, {"layer", "cluster"}, {"order", 1}}),
         patch("c-0", {{"cluster", "prod"}, {"layer", "cluster"}, {"role", "worker"}}),
         patch("c-lab", {{"cluster", "lab"}, {"layer", "cluster"}}),
@@ -267,16 +281,13 @@ TEST_CASE("a PatchIndex selects what select_patches selects, in its order", "[re
     CHECK(names(index.select("prod", "worker", "w1")) ==
           std::vector<std::string>{"c-0", "c-1", "r-w", "m-w1-a", "m-w1-b"});
     CHECK(names(index.select("prod", "", "")) ==
-          std::vector<std::string>{"c-0", "c-1", "r-empty", "r-machine", "r-none"});
+          std::vector<std::string>{"c-0", "c-1", "r-empty", "r-machine", "r-none", "r-number"});
 }
 
 TEST_CASE("render reads each patch text as its own, however many texts it has kept", "[render]") {
-    auto cases_doc = doc::parse_one(read(k_dir + "/cases.yaml"), "cases.yaml");
-    REQUIRE(cases_doc.ok());
-    auto b = bundle::parse(read(k_dir + "/secrets.yaml"), "secrets.yaml");
-    REQUIRE(b.ok());
-    auto cluster = render::parse_cluster((*cases_doc)["clusters"]["mirrors"]);
-    REQUIRE(cluster.ok());
+    const MirrorsCluster m = mirrors_cluster();
+    const auto* cluster = &m.cluster;
+    const auto* b = &m.bundle;
     auto text = [](int i) {
         return "machine:\n  kubelet:\n    extraArgs:\n      v: \"" + std::to_string(i) + "\"\n";
     };
@@ -286,7 +297,7 @@ TEST_CASE("render reads each patch text as its own, however many texts it has ke
         p["spec"] = Value{{"cluster", cluster->name}, {"layer", "cluster"}, {"patch", t}};
         return p;
     };
-    render::Input in{&*cluster, &*b, "worker", "w", {"/dev/sda", "img", false}, "", {}};
+    render::Input in{cluster, b, "worker", "w", {"/dev/sda", "img", false}, "", {}};
     auto base = render::generate(in);
     REQUIRE(base.ok());
     // More texts than are kept, each asked twice, far apart and in another order: every answer is
